@@ -1,0 +1,258 @@
+/*
+ * dense-rt kernel-pack ABI — pure C, versioned, stable across compilers.
+ *
+ * Rules (see docs/writing-a-pack.md and ../../../../docs/design notes):
+ *  - A pack exports exactly three symbols: dense_pack_score, dense_pack_init, dense_pack_release.
+ *  - Every struct that crosses the boundary starts with dense_abi_header. A reader never touches a
+ *    field at or past header.struct_size (older minors are shorter); a different abi_major is refused.
+ *  - Structs are append-only within a major version; offsets are pinned by static_asserts in
+ *    runtime/src/packs/abi_layout_check.cpp.
+ *  - Only plain data crosses: fixed-width integers, enums stored as uint32_t, pack-owned
+ *    `const char*`, tensor views, opaque handles, status codes. No C++ types, no exceptions.
+ *  - Whatever the pack creates, the pack destroys. The host never unloads a pack while anything it
+ *    registered may still be used (in practice: never before process exit, and not at exit either).
+ */
+#ifndef DENSE_ABI_H
+#define DENSE_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DENSE_ABI_MAJOR 1u
+#define DENSE_ABI_MINOR 0u
+
+/* dense_pack_score(NULL) returns the ABI version the pack was built against, encoded like this. It
+ * lets the host refuse a pack of another major before it reads any struct the pack fills. */
+#define DENSE_ABI_ENCODE_VERSION(major, minor) ((((uint32_t)(major)) << 16) | ((uint32_t)(minor) & 0xFFFFu))
+#define DENSE_ABI_VERSION_MAJOR(v) ((uint32_t)(v) >> 16)
+#define DENSE_ABI_VERSION_MINOR(v) ((uint32_t)(v) & 0xFFFFu)
+
+#if defined(_WIN32)
+#define DENSE_PACK_EXPORT __declspec(dllexport)
+#else
+#define DENSE_PACK_EXPORT __attribute__((visibility("default")))
+#endif
+
+typedef struct dense_abi_header {
+    uint16_t abi_major;
+    uint16_t abi_minor;
+    uint32_t struct_size; /* sizeof the struct as the writer compiled it */
+} dense_abi_header;
+
+/* ---- status codes (returned by value; messages go through the host logger) ---------------- */
+typedef uint32_t dense_status;
+enum {
+    DENSE_OK = 0,
+    DENSE_E_UNSUPPORTED = 1,      /* this op/shape/type is not implemented by this pack        */
+    DENSE_E_INVALID_ARGUMENT = 2, /* malformed call (bad view, params struct too small, ...)     */
+    DENSE_E_OUT_OF_MEMORY = 3,
+    DENSE_E_DEVICE = 4,           /* driver/runtime error on the device                        */
+    DENSE_E_NUMERIC = 5,          /* NaN/Inf detected where the op checks for it                */
+    DENSE_E_INTERNAL = 6,         /* a bug or an exception caught inside the pack               */
+    DENSE_E_ABI = 7               /* version or struct-size mismatch                             */
+};
+
+typedef uint32_t dense_log_level;
+enum { DENSE_LOG_DEBUG = 0, DENSE_LOG_INFO = 1, DENSE_LOG_WARN = 2, DENSE_LOG_ERROR = 3 };
+
+typedef uint32_t dense_device_kind;
+enum { DENSE_DEVICE_CPU = 0, DENSE_DEVICE_CUDA = 1 };
+
+/* CPU feature bits in dense_hw_desc.cpu_features. */
+enum {
+    DENSE_CPU_SSE42 = 1u << 0,
+    DENSE_CPU_AVX = 1u << 1,
+    DENSE_CPU_AVX2 = 1u << 2,
+    DENSE_CPU_FMA = 1u << 3,
+    DENSE_CPU_F16C = 1u << 4,
+    DENSE_CPU_AVX512F = 1u << 5,
+    DENSE_CPU_AVX512BW = 1u << 6,
+    DENSE_CPU_AVX512VL = 1u << 7,
+    DENSE_CPU_AVX512VNNI = 1u << 8,
+    DENSE_CPU_AVXVNNI = 1u << 9,
+    DENSE_CPU_AVX512BF16 = 1u << 10
+};
+
+/* ---- tensor element types --------------------------------------------------------------------
+ * Ids below 1024 are ggml's GGUF type ids (the numbers stored in files). Ids >= 1024 are handed out
+ * at run time to formats that packs register (dense_host_api.register_type). */
+typedef uint32_t dense_type_id;
+enum {
+    DENSE_TYPE_F32 = 0,
+    DENSE_TYPE_F16 = 1,
+    DENSE_TYPE_Q8_0 = 8,
+    DENSE_TYPE_Q8_1 = 9, /* activation-only (llama.cpp CUDA) */
+    DENSE_TYPE_Q2_K = 10,
+    DENSE_TYPE_Q3_K = 11,
+    DENSE_TYPE_Q4_K = 12,
+    DENSE_TYPE_Q5_K = 13,
+    DENSE_TYPE_Q6_K = 14,
+    DENSE_TYPE_Q8_K = 15, /* activation-only */
+    DENSE_TYPE_IQ2_XS = 17,
+    DENSE_TYPE_IQ3_XXS = 18,
+    DENSE_TYPE_IQ4_NL = 20,
+    DENSE_TYPE_IQ3_S = 21,
+    DENSE_TYPE_IQ2_S = 22,
+    DENSE_TYPE_IQ4_XS = 23,
+    DENSE_TYPE_BF16 = 30,
+    DENSE_TYPE_GGML_COUNT = 43,       /* ggml ids are in [0, 43) in the supported llama.cpp release */
+    DENSE_TYPE_FIRST_RUNTIME = 1024,  /* first id handed to a pack-registered format */
+    DENSE_TYPE_NONE = 0xFFFFFFFFu     /* "no weight" / "no activation" in an op key */
+};
+
+/* ---- op kinds: the core owns this closed list; packs only implement them --------------------- */
+typedef uint32_t dense_op_kind;
+enum {
+    DENSE_OP_DEQUANTIZE = 1,   /* src0: blocks (any type), dst: F32, same element count          */
+    DENSE_OP_QUANTIZE_ACT = 2, /* src0: F32 vector, dst: activation-type blocks                  */
+    DENSE_OP_GEMV_Q = 3,       /* src0: weight {IN,OUT}, src1: activation (quantized or F32), dst: F32 {OUT} */
+    DENSE_OP_GEMM_Q = 4,
+    DENSE_OP_EMBED_ROW = 5,    /* src0: weight {D,V}, params: row index, dst: F32 {D}             */
+    DENSE_OP_RMS_NORM = 6,
+    DENSE_OP_ROPE = 7,
+    DENSE_OP_ATTN_DECODE = 8,
+    DENSE_OP_ATTN_PREFILL = 9,
+    DENSE_OP_GDN_DECODE = 10,
+    DENSE_OP_GDN_PREFILL = 11,
+    DENSE_OP_CONV1D_CAUSAL = 12,
+    DENSE_OP_SWIGLU = 13,
+    DENSE_OP_L2_NORM = 14,
+    DENSE_OP_GATED_RMS_NORM = 15,
+    DENSE_OP_KIND_COUNT = 16
+};
+
+/* ---- what the host tells a pack about one device (filled by the host's probe) --------------- */
+typedef struct dense_hw_desc {
+    dense_abi_header hdr;
+    uint32_t device_kind;  /* dense_device_kind */
+    uint32_t device_index; /* CUDA ordinal; 0 for the CPU */
+    char name[128];        /* NUL-terminated */
+    uint64_t cpu_features; /* DENSE_CPU_* bits (CPU devices) */
+    uint32_t cpu_logical_cores;
+    uint32_t cuda_cc_major; /* compute capability, e.g. 9.0 for H200, 12.0 for RTX 50 */
+    uint32_t cuda_cc_minor;
+    uint32_t cuda_driver_version; /* cuDriverGetVersion(): 13000 for CUDA 13.0; 0 without a driver */
+    uint32_t cuda_sm_count;
+    uint32_t reserved0;
+    uint64_t total_memory_bytes;
+    uint64_t free_memory_bytes;
+} dense_hw_desc;
+
+/* ---- a view of one tensor (ggml convention: ne[0] contiguous, nb[] strides in bytes) -------- */
+typedef struct dense_tensor_view {
+    void* data;
+    uint32_t type;         /* dense_type_id */
+    uint32_t device_kind;  /* where data lives */
+    uint32_t device_index;
+    uint32_t reserved0;
+    int64_t ne[4];
+    int64_t nb[4];
+} dense_tensor_view;
+
+/* ---- one op invocation ---------------------------------------------------------------------- */
+typedef struct dense_op_call {
+    dense_abi_header hdr;
+    uint32_t op_kind;
+    uint32_t n_src;
+    const dense_tensor_view* src;
+    uint32_t n_dst;
+    uint32_t reserved0;
+    const dense_tensor_view* dst;
+    const void* params;   /* op-specific struct starting with dense_abi_header, or NULL */
+    void* stream;         /* opaque device stream (NULL on the CPU) */
+    void* workspace;      /* scratch the host allocated per workspace_bytes(), or NULL */
+    uint64_t workspace_bytes;
+    uint32_t n_threads;   /* CPU ops: threads the host allows; 0 = pack decides */
+    uint32_t reserved1;
+} dense_op_call;
+
+/* Per-op parameter structs. */
+typedef struct dense_embed_row_params {
+    dense_abi_header hdr;
+    int64_t row;
+} dense_embed_row_params;
+
+/* ---- what a pack registers -------------------------------------------------------------------- */
+typedef struct dense_op_impl {
+    dense_abi_header hdr;
+    uint32_t op_kind;      /* dense_op_kind */
+    uint32_t weight_type;  /* dense_type_id, DENSE_TYPE_NONE if the op has no weight */
+    uint32_t act_type;     /* activation type it consumes, DENSE_TYPE_NONE if not applicable */
+    uint32_t device_kind;  /* dense_device_kind it runs on */
+    int32_t priority;      /* higher wins among candidates with the same key */
+    uint32_t reserved0;
+    const char* name;      /* pack-owned, static */
+    void* user;            /* pack-owned context passed back to the callbacks */
+    /* May be NULL (= supports everything under its key). Returns non-zero if this impl can run call. */
+    uint32_t (*supports)(void* user, const dense_op_call* call);
+    dense_status (*run)(void* user, const dense_op_call* call);
+    /* May be NULL (= needs no workspace). */
+    uint64_t (*workspace_bytes)(void* user, const dense_op_call* call);
+} dense_op_impl;
+
+/* A quantization format the core does not know. Registered during init; the host assigns an id. */
+typedef struct dense_type_traits {
+    dense_abi_header hdr;
+    const char* name;          /* namespaced, e.g. "example.q4_m64" ; pack-owned, static */
+    uint32_t block_elements;   /* elements per block (ne[0] must be a multiple) */
+    uint32_t block_bytes;      /* bytes per block */
+    uint32_t act_type;         /* activation type its GEMV pairs with (like ggml's vec_dot_type) */
+    uint32_t reserved0;
+    /* Optional exact dequantizer for n_elements (a multiple of block_elements). */
+    void (*to_float)(const void* blocks, float* out, int64_t n_elements);
+} dense_type_traits;
+
+typedef struct dense_host_api {
+    dense_abi_header hdr;
+    void* host; /* opaque; pass back to every callback */
+    void (*log)(void* host, dense_log_level level, const char* message);
+    dense_status (*register_type)(void* host, const dense_type_traits* traits, dense_type_id* out_id);
+    dense_status (*register_op)(void* host, const dense_op_impl* impl);
+    /* Look up a type id by name ("q4_k", or a namespaced runtime format). */
+    dense_status (*find_type)(void* host, const char* name, dense_type_id* out_id);
+} dense_host_api;
+
+/* Memory and streams on a device; provided by device (GPU) packs, NULL for CPU packs. */
+typedef struct dense_device_api {
+    dense_abi_header hdr;
+    dense_status (*alloc)(void* user, uint32_t device_index, uint64_t bytes, void** out_ptr);
+    void (*free)(void* user, uint32_t device_index, void* ptr);
+    dense_status (*copy_to_device)(void* user, uint32_t device_index, void* dst, const void* src,
+                                   uint64_t bytes, void* stream);
+    dense_status (*copy_to_host)(void* user, uint32_t device_index, void* dst, const void* src,
+                                 uint64_t bytes, void* stream);
+    dense_status (*stream_create)(void* user, uint32_t device_index, void** out_stream);
+    void (*stream_destroy)(void* user, uint32_t device_index, void* stream);
+    dense_status (*stream_sync)(void* user, uint32_t device_index, void* stream);
+    dense_status (*mem_info)(void* user, uint32_t device_index, uint64_t* free_bytes, uint64_t* total_bytes);
+} dense_device_api;
+
+typedef struct dense_pack {
+    dense_abi_header hdr;
+    const char* name;        /* "cuda-sm90", "cpu-ref", "example-q4m64"; pack-owned */
+    const char* version;     /* the pack's own version string */
+    uint32_t device_kind;    /* dense_device_kind the pack's ops run on */
+    uint32_t reserved0;
+    const dense_device_api* device; /* NULL for CPU packs */
+    void* user;              /* pack-owned state */
+} dense_pack;
+
+/* ---- the three exports ------------------------------------------------------------------------
+ * dense_pack_score(hw):   0 = cannot run on this device; higher = better. Must not create a CUDA
+ *                         context or allocate device memory. score(NULL) returns
+ *                         DENSE_ABI_ENCODE_VERSION(major, minor) of the ABI the pack was built with.
+ * dense_pack_init(host, out): register types and ops through host, return the pack object.
+ * dense_pack_release(pack):   destroy what init created. */
+typedef uint32_t (*dense_pack_score_fn)(const dense_hw_desc* hw);
+typedef dense_status (*dense_pack_init_fn)(const dense_host_api* host, dense_pack** out_pack);
+typedef void (*dense_pack_release_fn)(dense_pack* pack);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DENSE_ABI_H */
