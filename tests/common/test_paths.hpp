@@ -1,4 +1,6 @@
-// Paths the build passes to every test binary (see tests/CMakeLists.txt).
+// Paths the build passes to every test binary (see tests/CMakeLists.txt). When the build tree is
+// carried to another machine (the GPU test machine), the environment overrides them:
+//   DENSE_SOURCE_DIR  the repository root there      DENSE_BUILD_DIR  the build tree there
 #pragma once
 
 #include <cstdlib>
@@ -9,11 +11,22 @@
 
 namespace dense::test {
 
-inline std::filesystem::path data_dir() { return DENSE_TEST_DATA_DIR; }
-inline std::filesystem::path source_dir() { return DENSE_SOURCE_DIR; }
-inline std::filesystem::path build_pack_dir() { return DENSE_BUILD_PACK_DIR; }
-inline std::filesystem::path test_pack_dir() { return DENSE_TEST_PACK_DIR; }
-inline std::filesystem::path cli_path() { return DENSE_CLI_PATH; }
+namespace detail {
+inline std::filesystem::path rebase(const char* compiled, const char* compiled_root, const char* env_name) {
+    const char* env = std::getenv(env_name);
+    if (env == nullptr || *env == '\0') return compiled;
+    const std::filesystem::path rel = std::filesystem::path(compiled).lexically_relative(compiled_root);
+    return std::filesystem::path(env) / rel;
+}
+}  // namespace detail
+
+inline std::filesystem::path source_dir() { return detail::rebase(DENSE_SOURCE_DIR, DENSE_SOURCE_DIR, "DENSE_SOURCE_DIR"); }
+inline std::filesystem::path data_dir() { return detail::rebase(DENSE_TEST_DATA_DIR, DENSE_SOURCE_DIR, "DENSE_SOURCE_DIR"); }
+inline std::filesystem::path build_pack_dir() {
+    return detail::rebase(DENSE_BUILD_PACK_DIR, DENSE_BUILD_DIR, "DENSE_BUILD_DIR");
+}
+inline std::filesystem::path test_pack_dir() { return detail::rebase(DENSE_TEST_PACK_DIR, DENSE_BUILD_DIR, "DENSE_BUILD_DIR"); }
+inline std::filesystem::path cli_path() { return detail::rebase(DENSE_CLI_PATH, DENSE_BUILD_DIR, "DENSE_BUILD_DIR"); }
 
 // A fresh scratch directory under the system temp dir, unique per test process.
 inline std::filesystem::path scratch_dir(const std::string& tag) {

@@ -86,6 +86,16 @@ dense_type_id TypeTable::register_runtime(const std::string& name, uint32_t bloc
     return t.id;
 }
 
+bool TypeTable::remove_runtime(dense_type_id id) noexcept {
+    for (auto it = types_.begin(); it != types_.end(); ++it) {
+        if (it->id != id) continue;
+        if (it->builtin) return false;
+        types_.erase(it);
+        return true;
+    }
+    return false;
+}
+
 GgmlIdStatus TypeTable::classify_ggml_id(int64_t id) noexcept {
     if (id < 0 || id >= DENSE_TYPE_GGML_COUNT) return GgmlIdStatus::OutOfRange;
     if (kGgmlNames[static_cast<size_t>(id)].empty()) return GgmlIdStatus::Retired;

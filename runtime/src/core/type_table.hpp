@@ -41,6 +41,11 @@ public:
     dense_type_id register_runtime(const std::string& name, uint32_t block_elements, uint32_t block_bytes,
                                    dense_type_id act_type);
 
+    // Removes a runtime format again (a pack whose initialisation failed after registering it).
+    // Returns false if id is not a registered runtime format. Its id is not handed out again.
+    // Invalidates pointers returned by find().
+    bool remove_runtime(dense_type_id id) noexcept;
+
     const std::vector<TypeInfo>& all() const noexcept { return types_; }
 
     // Classifies a ggml id found in a file (for precise error messages).

@@ -1,0 +1,27 @@
+#include "cli/run_setup.hpp"
+
+#include "core/error.hpp"
+
+namespace dense::cli {
+
+model::RunConfig load_run_config(const CommonFlags& flags) {
+    if (flags.config.empty() && flags.model.empty())
+        throw Error(ErrorKind::Usage, "no model: give --config FILE.yaml or -m FILE.gguf");
+    model::RunConfig c = flags.config.empty() ? model::RunConfig::defaults_for(flags.model)
+                                              : model::RunConfig::load(flags.config);
+    if (!flags.model.empty()) c.model = flags.model;  // -m wins over the config's model
+    return c;
+}
+
+packs::PackPolicy pack_policy_for(const model::RunConfig* config, const packs::PackPolicy& flags) {
+    packs::PackPolicy p = flags;
+    if (config == nullptr) return p;
+    // Flags' paths are searched first, then the config's.
+    p.paths.insert(p.paths.end(), config->packs.paths.begin(), config->packs.paths.end());
+    p.prefer.insert(p.prefer.end(), config->packs.prefer.begin(), config->packs.prefer.end());
+    p.deny.insert(p.deny.end(), config->packs.deny.begin(), config->packs.deny.end());
+    if (!p.force) p.force = config->packs.force;
+    return p;
+}
+
+}  // namespace dense::cli

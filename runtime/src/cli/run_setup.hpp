@@ -1,0 +1,24 @@
+// Turning command-line flags into the values the stages take: which run config (a YAML file, or the
+// architecture's defaults for a bare -m), and the pack policy (config `packs:` plus flags).
+#pragma once
+
+#include "model/run_config.hpp"
+#include "packs/pack_policy.hpp"
+
+#include <optional>
+#include <string>
+
+namespace dense::cli {
+
+struct CommonFlags {
+    std::string config;  // --config
+    std::string model;   // -m/--model: overrides the config's model, or alone means "defaults"
+};
+
+// Throws dense::Error(Usage) when neither --config nor -m is given.
+model::RunConfig load_run_config(const CommonFlags& flags);
+
+// The config's packs section (if a config was given) merged under the flags' explicit choices.
+packs::PackPolicy pack_policy_for(const model::RunConfig* config, const packs::PackPolicy& flags);
+
+}  // namespace dense::cli
