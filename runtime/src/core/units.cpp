@@ -47,9 +47,9 @@ std::optional<uint64_t> parse_byte_size(std::string_view text) noexcept {
     try {
         for (const auto& u : units) {
             if (unit == u.name) {
+                if (!seen_dot && u.factor == 1.0) return std::stoull(number);  // exact for plain byte counts
                 const double value = std::stod(number) * u.factor;
                 if (!std::isfinite(value) || value < 0 || value >= 1.8e19) return std::nullopt;
-                if (!seen_dot && u.factor == 1.0) return std::stoull(number);  // exact for plain byte counts
                 return static_cast<uint64_t>(std::llround(value));
             }
         }
