@@ -2,6 +2,7 @@
 // returns the process exit code. Errors a user can cause are dense::Error, caught in main.
 #pragma once
 
+#include "model/run_config.hpp"
 #include "packs/pack_policy.hpp"
 
 #include <filesystem>
@@ -14,5 +15,9 @@ namespace dense::cli {
 // it registers; packs refused (wrong ABI major, missing export, failing init, score 0 everywhere)
 // are listed with the reason.
 int cmd_packs(const packs::PackPolicy& policy, bool json);
+
+// `dense-rt info`: file facts, the model description's hparams and layer schedule, bytes per quant
+// type; or the exact validation / binding error (thrown as dense::Error).
+int cmd_info(const model::RunConfig& config);
 
 }  // namespace dense::cli

@@ -1,0 +1,59 @@
+// Q4_K (id 12): 256 elements, 144 bytes (spec 3.3).
+//   d fp16 @0, dmin fp16 @2, scales[12] @4 (eight 6-bit scales + eight 6-bit mins, packed),
+//   qs[128] @16: for each 64-element group g, 32 bytes whose low nibbles are elements 64g..64g+31
+//   and high nibbles elements 64g+32..64g+63.   y = (d*sc_j) * q - (dmin*m_j), j = e/32.
+#include "kernels/format_impls.hpp"
+#include "kernels/quant_common.hpp"
+
+namespace dense::cpuref::detail {
+namespace {
+
+constexpr std::size_t kBlockBytes = 144;
+constexpr int kBlockElements = 256;
+constexpr std::size_t kD = 0, kDmin = 2, kScales = 4, kQs = 16;
+
+int32_t code(const uint8_t* b, int e) noexcept {
+    const int g = e / 64, l = e % 32;
+    const uint8_t byte = b[kQs + 32 * g + l];
+    return (e % 64 < 32) ? lo4(byte) : hi4(byte);
+}
+
+}  // namespace
+
+void dequantize_q4_k(const void* blocks, float* out, int64_t n) {
+    const auto* b = static_cast<const uint8_t*>(blocks);
+    for (int64_t blk = 0; blk < n / kBlockElements; ++blk, b += kBlockBytes, out += kBlockElements) {
+        const float d = load_fp16(b + kD);
+        const float dmin = load_fp16(b + kDmin);
+        for (int e = 0; e < kBlockElements; ++e) {
+            const ScaleMin sm = k_scale_min(b + kScales, e / 32);
+            const float d1 = d * to_f(sm.scale);
+            const float m1 = dmin * to_f(sm.min);
+            out[e] = d1 * to_f(code(b, e)) - m1;
+        }
+    }
+}
+
+// spec 7.1: isum = sum_j sc(j) * (sum_{e in j} qa*q); msum = sum_{k<16} bsums[k] * m(k/2);
+// sum += (d*da) * isum - (dmin*da) * msum.
+float vec_dot_q4_k_q8_k(const void* w, const void* a, int64_t n) {
+    const auto* bw = static_cast<const uint8_t*>(w);
+    const auto* ba = static_cast<const uint8_t*>(a);
+    float sum = 0.0f;
+    for (int64_t blk = 0; blk < n / kBlockElements; ++blk, bw += kBlockBytes, ba += q8k::kBlockBytes) {
+        int32_t isum = 0;
+        int32_t msum = 0;
+        for (int j = 0; j < 8; ++j) {
+            const ScaleMin sm = k_scale_min(bw + kScales, j);
+            int32_t sub = 0;
+            for (int e = 32 * j; e < 32 * j + 32; ++e) sub += q8k::q(ba, e) * code(bw, e);
+            isum += sm.scale * sub;
+            msum += sm.min * (q8k::bsum(ba, 2 * j) + q8k::bsum(ba, 2 * j + 1));
+        }
+        const float da = q8k::d(ba);
+        sum += (load_fp16(bw + kD) * da) * to_f(isum) - (load_fp16(bw + kDmin) * da) * to_f(msum);
+    }
+    return sum;
+}
+
+}  // namespace dense::cpuref::detail

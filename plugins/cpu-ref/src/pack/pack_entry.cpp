@@ -1,0 +1,78 @@
+// The cpu-ref kernel pack: the three exported entry points (DENSE_PACK_ENTRY_POINTS) and the list of
+// ops it registers. cpu-ref is the numerical oracle: simple scalar code, priority 0, so any faster
+// implementation of the same (op, weight type, activation type, CPU) key is preferred over it.
+#include "pack/op_context.hpp"
+
+#include <memory>
+#include <vector>
+
+#ifndef DENSE_CPUREF_VERSION
+#define DENSE_CPUREF_VERSION "0.0.0"
+#endif
+
+namespace dense::cpuref::pack {
+namespace {
+
+// Everything init creates; release deletes it. OpContexts are heap-allocated one by one so the
+// pointers handed to the host stay valid.
+struct PackState {
+    dense_pack pack = dense::sdk::make_struct<dense_pack>();
+    std::vector<std::unique_ptr<OpContext>> ops;
+};
+
+// Design: a CPU pack scores 1 plus a bit per ISA feature it was built with; cpu-ref uses none.
+uint32_t score(const dense_hw_desc& hw) {
+    return hw.device_kind == DENSE_DEVICE_CPU ? 1u : 0u;
+}
+
+void add_op(PackState& s, const dense::sdk::Host& host, dense_op_kind kind, const char* kind_name,
+            const FormatKernels* weight, const FormatKernels* act) {
+    auto ctx = std::make_unique<OpContext>(OpContext{host, kind, weight, act, {}});
+    ctx->name = std::string("cpu-ref.") + kind_name + "." + (weight != nullptr ? weight->name : act->name);
+    s.ops.push_back(std::move(ctx));
+}
+
+// The registration list:
+//   DEQUANTIZE, EMBED_ROW:  every storable type (weight_type = the type, act_type NONE);
+//   GEMV_Q:                 every storable type with its activation format (formats.hpp);
+//   QUANTIZE_ACT:           every activation format (Q8_K, Q8_0, and F32/F16/BF16 for the float
+//                           weights, so every GEMV_Q act type has a producer), weight_type NONE.
+void plan_ops(PackState& s, const dense::sdk::Host& host) {
+    for (const FormatKernels& f : all_formats()) {
+        if (!f.storable) continue;
+        add_op(s, host, DENSE_OP_DEQUANTIZE, "dequantize", &f, nullptr);
+        add_op(s, host, DENSE_OP_EMBED_ROW, "embed_row", &f, nullptr);
+        add_op(s, host, DENSE_OP_GEMV_Q, "gemv_q", &f, &format(f.act_type));
+    }
+    for (const FormatKernels& f : all_formats())
+        if (f.quantize != nullptr) add_op(s, host, DENSE_OP_QUANTIZE_ACT, "quantize_act", nullptr, &f);
+}
+
+dense_status init(dense::sdk::Host host, dense_pack** out) {
+    auto state = std::make_unique<PackState>();
+    state->pack.name = "cpu-ref";
+    state->pack.version = DENSE_CPUREF_VERSION;
+    state->pack.device_kind = DENSE_DEVICE_CPU;
+    state->pack.device = nullptr;
+    state->pack.user = state.get();
+    plan_ops(*state, host);
+    for (auto& ctx : state->ops) {
+        const dense_status st = host.register_op(make_op_impl(*ctx));
+        if (st != DENSE_OK) {
+            // The host refuses a pack whose init fails and drops what it registered.
+            host.error("cpu-ref: registering " + ctx->name + " failed with status " + std::to_string(st));
+            return st;
+        }
+    }
+    *out = &state.release()->pack;
+    return DENSE_OK;
+}
+
+void release(dense_pack* pack) {
+    if (pack != nullptr) delete static_cast<PackState*>(pack->user);
+}
+
+}  // namespace
+}  // namespace dense::cpuref::pack
+
+DENSE_PACK_ENTRY_POINTS(dense::cpuref::pack::score, dense::cpuref::pack::init, dense::cpuref::pack::release)

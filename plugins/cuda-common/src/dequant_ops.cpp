@@ -1,0 +1,185 @@
+#include "dequant_ops.hpp"
+
+#include "cuda_status.hpp"
+#include "view_checks.hpp"
+
+#include <dense/sdk/pack.hpp>
+
+#include <cstddef>
+#include <string>
+#include <utility>
+
+namespace dense::cuda {
+namespace {
+
+// Registry priority. The key includes the device kind, so this never competes with cpu-ref; it
+// leaves room below for slower fallbacks and above for the faster kernels that come later.
+constexpr int32_t kPriority = 10;
+
+// A call that passed validation.
+struct Prepared {
+    dense_op_call call{};
+    const uint8_t* src = nullptr;  // first byte to decode
+    float* dst = nullptr;
+    int64_t n_elements = 0;
+};
+
+struct Verdict {
+    dense_status status = DENSE_OK;
+    std::string error;  // one line when status != DENSE_OK
+};
+
+Verdict invalid(std::string message) {
+    return {DENSE_E_INVALID_ARGUMENT, std::move(message)};
+}
+
+const CudaFormat& f32_format() noexcept {
+    return *find_cuda_format(DENSE_TYPE_F32);
+}
+
+std::string check_counts(const dense_op_call& c, uint32_t n_src, uint32_t n_dst) {
+    if (c.n_src != n_src || c.n_dst != n_dst)
+        return "expected " + std::to_string(n_src) + " source(s) and " + std::to_string(n_dst) +
+               " destination(s), got " + std::to_string(c.n_src) + " and " + std::to_string(c.n_dst);
+    if (c.src == nullptr || c.dst == nullptr) return "src or dst array is NULL";
+    return {};
+}
+
+// Runs the checks in order and keeps the first failure.
+template <class... Checks>
+std::string first_error(Checks&&... checks) {
+    std::string err;
+    ((err.empty() ? void(err = checks()) : void()), ...);
+    return err;
+}
+
+std::string validate_dequantize(const OpContext& ctx, const dense_op_call& c, Prepared& p) {
+    std::string err = first_error([&] { return check_counts(c, 1, 1); },
+                                  [&] { return check_contiguous(c.src[0], "src0 (blocks)", *ctx.format); },
+                                  [&] { return check_contiguous(c.dst[0], "dst", f32_format()); },
+                                  [&] { return check_same_device(c.src[0], c.dst[0]); },
+                                  [&]() -> std::string {
+                                      if (element_count(c.src[0]) == element_count(c.dst[0])) return {};
+                                      return "dst has " + std::to_string(element_count(c.dst[0])) +
+                                             " elements, src0 has " + std::to_string(element_count(c.src[0]));
+                                  });
+    if (!err.empty()) return err;
+    p.src = static_cast<const uint8_t*>(c.src[0].data);
+    p.dst = static_cast<float*>(c.dst[0].data);
+    p.n_elements = element_count(c.src[0]);
+    return {};
+}
+
+std::string validate_embed_row(const OpContext& ctx, const dense_op_call& c, Prepared& p) {
+    int64_t row = 0;
+    std::string err = first_error(
+        [&] { return check_counts(c, 1, 1); }, [&] { return check_contiguous(c.src[0], "src0 (table)", *ctx.format); },
+        [&] {
+            return check_shape(c.src[0], "src0 (table)", {c.src[0].ne[0], c.src[0].ne[1], 1, 1});
+        },
+        [&] { return check_contiguous(c.dst[0], "dst", f32_format()); },
+        [&] {
+            return check_shape(c.dst[0], "dst", {c.src[0].ne[0], 1, 1, 1});
+        },
+        [&] { return check_same_device(c.src[0], c.dst[0]); },
+        [&]() -> std::string {
+            const auto* params = static_cast<const dense_embed_row_params*>(c.params);
+            if (params == nullptr) return "params (dense_embed_row_params) is NULL";
+            if (params->hdr.abi_major != DENSE_ABI_MAJOR)
+                return "params has ABI major " + std::to_string(params->hdr.abi_major);
+            if (!dense::sdk::has_bytes(params, offsetof(dense_embed_row_params, row) + sizeof(int64_t)))
+                return "params struct_size " + std::to_string(params->hdr.struct_size) +
+                       " is too small for dense_embed_row_params";
+            row = dense::sdk::read_struct(params).row;
+            if (row < 0 || row >= c.src[0].ne[1])
+                return "row " + std::to_string(row) + " is outside [0, " + std::to_string(c.src[0].ne[1]) + ")";
+            return {};
+        });
+    if (!err.empty()) return err;
+    // The table is contiguous, so row r starts r * row_bytes in; check_contiguous proved that the
+    // whole table's byte size (row_bytes * V) fits in int64.
+    const int64_t row_bytes = (c.src[0].ne[0] / ctx.format->block_elements) * ctx.format->block_bytes;
+    p.src = static_cast<const uint8_t*>(c.src[0].data) + row * row_bytes;
+    p.dst = static_cast<float*>(c.dst[0].data);
+    p.n_elements = c.src[0].ne[0];
+    return {};
+}
+
+Verdict prepare(const OpContext& ctx, const dense_op_call* raw, Prepared& p) {
+    if (raw == nullptr) return invalid("call is NULL");
+    if (raw->hdr.abi_major != DENSE_ABI_MAJOR)
+        return {DENSE_E_ABI, "call has ABI major " + std::to_string(raw->hdr.abi_major) + ", this pack speaks " +
+                                 std::to_string(DENSE_ABI_MAJOR)};
+    if (!dense::sdk::has_bytes(raw, offsetof(dense_op_call, stream) + sizeof(void*)))
+        return invalid("call struct_size " + std::to_string(raw->hdr.struct_size) + " is too small");
+    p.call = dense::sdk::read_struct(raw);
+    const dense_op_call& c = p.call;
+    if (c.op_kind != ctx.kind)
+        return invalid("op kind " + std::to_string(c.op_kind) + " routed to an impl of kind " +
+                       std::to_string(ctx.kind));
+    std::string err;
+    switch (ctx.kind) {
+        case DENSE_OP_DEQUANTIZE:
+            err = validate_dequantize(ctx, c, p);
+            break;
+        case DENSE_OP_EMBED_ROW:
+            err = validate_embed_row(ctx, c, p);
+            break;
+        default:
+            return {DENSE_E_UNSUPPORTED, "op kind " + std::to_string(ctx.kind) + " is not implemented"};
+    }
+    if (!err.empty()) return invalid(std::move(err));
+    return {};
+}
+
+dense_status execute(const OpContext& ctx, const Prepared& p) {
+    const dense_status s = use_device(ctx.pack->host, ctx.name, p.call.dst[0].device_index);
+    if (s != DENSE_OK) return s;
+    const cudaError_t err =
+        ctx.format->dequantize(p.src, p.dst, p.n_elements, static_cast<cudaStream_t>(p.call.stream));
+    return report_cuda(ctx.pack->host, ctx.name, "kernel launch (" + std::to_string(p.n_elements) + " elements)", err);
+}
+
+uint32_t supports_cb(void* user, const dense_op_call* call) noexcept {
+    try {
+        const auto* ctx = static_cast<const OpContext*>(user);
+        if (ctx == nullptr) return 0;
+        Prepared p;
+        return prepare(*ctx, call, p).status == DENSE_OK ? 1u : 0u;
+    } catch (...) {
+        return 0;
+    }
+}
+
+dense_status run_cb(void* user, const dense_op_call* call) noexcept {
+    const auto* ctx = static_cast<const OpContext*>(user);
+    if (ctx == nullptr) return DENSE_E_INVALID_ARGUMENT;
+    return dense::sdk::guarded(ctx->pack->host, ctx->name.c_str(), [&]() -> dense_status {
+        Prepared p;
+        const Verdict v = prepare(*ctx, call, p);
+        if (v.status != DENSE_OK) {
+            ctx->pack->host.error(ctx->name + ": " + v.error);
+            return v.status;
+        }
+        return execute(*ctx, p);
+    });
+}
+
+}  // namespace
+
+dense_op_impl make_op_impl(OpContext& ctx) noexcept {
+    auto impl = dense::sdk::make_struct<dense_op_impl>();
+    impl.op_kind = ctx.kind;
+    impl.weight_type = ctx.format->type;
+    impl.act_type = DENSE_TYPE_NONE;
+    impl.device_kind = DENSE_DEVICE_CUDA;
+    impl.priority = kPriority;
+    impl.name = ctx.name.c_str();
+    impl.user = &ctx;
+    impl.supports = supports_cb;
+    impl.run = run_cb;
+    impl.workspace_bytes = nullptr;  // needs none
+    return impl;
+}
+
+}  // namespace dense::cuda

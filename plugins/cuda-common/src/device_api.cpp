@@ -1,0 +1,136 @@
+#include "device_api.hpp"
+
+#include "cuda_status.hpp"
+#include "pack_state.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+namespace dense::cuda {
+namespace {
+
+const PackState& state_of(void* user) noexcept {
+    return *static_cast<const PackState*>(user);
+}
+
+// A malformed device-api call: one log line (when there is a pack to log through).
+dense_status invalid(void* user, const char* message) noexcept {
+    if (user != nullptr) {
+        const PackState& st = state_of(user);
+        (void)dense::sdk::guarded(st.host, "device api", [&] {
+            st.host.error(st.name + ": " + message);
+            return DENSE_OK;
+        });
+    }
+    return DENSE_E_INVALID_ARGUMENT;
+}
+
+// Runs body() with the device made current; exceptions become DENSE_E_INTERNAL with a log line.
+template <class F>
+dense_status on_device(void* user, uint32_t device_index, const char* what, F&& body) noexcept {
+    if (user == nullptr) return DENSE_E_INVALID_ARGUMENT;
+    const PackState& st = state_of(user);
+    return dense::sdk::guarded(st.host, what, [&]() -> dense_status {
+        const dense_status s = use_device(st.host, st.name, device_index);
+        if (s != DENSE_OK) return s;
+        return body(st);
+    });
+}
+
+dense_status alloc_cb(void* user, uint32_t device_index, uint64_t bytes, void** out_ptr) noexcept {
+    if (out_ptr == nullptr) return invalid(user, "alloc: out_ptr is NULL");
+    *out_ptr = nullptr;
+    return on_device(user, device_index, "alloc", [&](const PackState& st) {
+        return report_cuda(st.host, st.name, "cudaMalloc(" + std::to_string(bytes) + " bytes)",
+                           cudaMalloc(out_ptr, static_cast<size_t>(bytes)));
+    });
+}
+
+void free_cb(void* user, uint32_t device_index, void* ptr) noexcept {
+    if (ptr == nullptr) return;
+    (void)on_device(user, device_index, "free",
+                    [&](const PackState& st) { return report_cuda(st.host, st.name, "cudaFree", cudaFree(ptr)); });
+}
+
+dense_status copy(void* user, uint32_t device_index, void* dst, const void* src, uint64_t bytes, void* stream,
+                  cudaMemcpyKind kind, const char* what) noexcept {
+    if (bytes == 0) return DENSE_OK;
+    if (dst == nullptr || src == nullptr) return invalid(user, "copy: dst or src is NULL");
+    return on_device(user, device_index, what, [&](const PackState& st) {
+        const size_t n = static_cast<size_t>(bytes);
+        const cudaError_t err = stream == nullptr
+                                    ? cudaMemcpy(dst, src, n, kind)
+                                    : cudaMemcpyAsync(dst, src, n, kind, static_cast<cudaStream_t>(stream));
+        return report_cuda(st.host, st.name, std::string(what) + " of " + std::to_string(bytes) + " bytes", err);
+    });
+}
+
+dense_status copy_to_device_cb(void* user, uint32_t device_index, void* dst, const void* src, uint64_t bytes,
+                               void* stream) noexcept {
+    return copy(user, device_index, dst, src, bytes, stream, cudaMemcpyHostToDevice, "copy to device");
+}
+
+dense_status copy_to_host_cb(void* user, uint32_t device_index, void* dst, const void* src, uint64_t bytes,
+                             void* stream) noexcept {
+    return copy(user, device_index, dst, src, bytes, stream, cudaMemcpyDeviceToHost, "copy to host");
+}
+
+dense_status stream_create_cb(void* user, uint32_t device_index, void** out_stream) noexcept {
+    if (out_stream == nullptr) return invalid(user, "stream_create: out_stream is NULL");
+    *out_stream = nullptr;
+    return on_device(user, device_index, "stream_create", [&](const PackState& st) {
+        cudaStream_t s = nullptr;
+        const dense_status status = report_cuda(st.host, st.name, "cudaStreamCreateWithFlags",
+                                                cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        if (status == DENSE_OK) *out_stream = s;
+        return status;
+    });
+}
+
+void stream_destroy_cb(void* user, uint32_t device_index, void* stream) noexcept {
+    if (stream == nullptr) return;
+    (void)on_device(user, device_index, "stream_destroy", [&](const PackState& st) {
+        return report_cuda(st.host, st.name, "cudaStreamDestroy", cudaStreamDestroy(static_cast<cudaStream_t>(stream)));
+    });
+}
+
+dense_status stream_sync_cb(void* user, uint32_t device_index, void* stream) noexcept {
+    return on_device(user, device_index, "stream_sync", [&](const PackState& st) {
+        return report_cuda(st.host, st.name, "cudaStreamSynchronize",
+                           cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+    });
+}
+
+dense_status mem_info_cb(void* user, uint32_t device_index, uint64_t* free_bytes, uint64_t* total_bytes) noexcept {
+    if (free_bytes == nullptr || total_bytes == nullptr) return invalid(user, "mem_info: output pointer is NULL");
+    *free_bytes = 0;
+    *total_bytes = 0;
+    return on_device(user, device_index, "mem_info", [&](const PackState& st) {
+        size_t f = 0;
+        size_t t = 0;
+        const dense_status status = report_cuda(st.host, st.name, "cudaMemGetInfo", cudaMemGetInfo(&f, &t));
+        if (status == DENSE_OK) {
+            *free_bytes = f;
+            *total_bytes = t;
+        }
+        return status;
+    });
+}
+
+}  // namespace
+
+dense_device_api make_device_api() noexcept {
+    auto api = dense::sdk::make_struct<dense_device_api>();
+    api.alloc = alloc_cb;
+    api.free = free_cb;
+    api.copy_to_device = copy_to_device_cb;
+    api.copy_to_host = copy_to_host_cb;
+    api.stream_create = stream_create_cb;
+    api.stream_destroy = stream_destroy_cb;
+    api.stream_sync = stream_sync_cb;
+    api.mem_info = mem_info_cb;
+    return api;
+}
+
+}  // namespace dense::cuda

@@ -1,0 +1,37 @@
+// Q5_K (spec 3.4): 256 elements, 176 bytes = fp16 d, fp16 dmin, scales[12] (Q4_K packing), qh[32]
+// (5th bits), qs[128] (nibbles).  y = (d*sc(j)) * q - (dmin*m(j)), q = nibble + 16*hb.
+#pragma once
+
+#include "decode_common.cuh"
+#include "decode_k_scale_min.cuh"
+
+namespace dense::cuda::decode {
+
+struct Q5_K {
+    static constexpr int kBlockElems = 256;
+    static constexpr int kBlockBytes = 176;
+    static constexpr int kItemElems = 8;
+
+    DENSE_DECODE_FN static float d(const uint8_t* block) { return load_fp16(block); }
+    DENSE_DECODE_FN static float dmin(const uint8_t* block) { return load_fp16(block + 2); }
+    DENSE_DECODE_FN static KScaleMin scale_min(const uint8_t* block, int j) { return k_scale_min(block + 4, j); }
+
+    // 5-bit code of element e (0..31).
+    DENSE_DECODE_FN static uint32_t code(const uint8_t* block, int e) {
+        const uint8_t q = block[48 + 32 * (e / 64) + e % 32];
+        const uint32_t nibble = (e % 64) < 32 ? lo4(q) : hi4(q);
+        const uint32_t hb = (block[16 + e % 32] >> (e / 32)) & 1u;
+        return nibble + 16u * hb;
+    }
+
+    DENSE_DECODE_FN static void decode(const uint8_t* block, int item, float* out) {
+        const int e0 = 8 * item;
+        const KScaleMin sm = scale_min(block, e0 / 32);
+        const float d1 = mul(d(block), to_f(sm.scale));
+        const float m1 = mul(dmin(block), to_f(sm.min));
+        DENSE_DECODE_UNROLL
+        for (int j = 0; j < 8; ++j) out[j] = sub(mul(d1, to_f(static_cast<int32_t>(code(block, e0 + j)))), m1);
+    }
+};
+
+}  // namespace dense::cuda::decode

@@ -1,0 +1,12 @@
+// Dequantization kernel for Q2_K.
+#include "kernels/dequant_kernel.cuh"
+#include "kernels/dequant_launchers.hpp"
+#include "kernels/decode_q2_k.cuh"
+
+namespace dense::cuda {
+
+cudaError_t launch_dequantize_q2_k(const void* src, float* dst, int64_t n_elements, cudaStream_t stream) {
+    return launch_dequantize<decode::Q2_K>(src, dst, n_elements, stream);
+}
+
+}  // namespace dense::cuda

@@ -1,0 +1,239 @@
+// dense_pack_init / dense_pack_release of the CUDA packs and the validation of op calls. None of
+// this needs a GPU: init makes no CUDA call, and a malformed call is refused on the host before any
+// device work. Runs wherever the packs were built.
+#include "cpu-ref/quant_test_support.hpp"
+#include "cuda/cuda_pack_support.hpp"
+
+#include <dense/sdk/pack.hpp>
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <set>
+
+namespace dense::test::cuda {
+namespace {
+
+class CudaPackInit : public ::testing::TestWithParam<std::string> {
+protected:
+    void SetUp() override {
+        if (built_cuda_packs().empty()) GTEST_SKIP() << no_cuda_packs_reason();
+        for (const CudaPackLib& lib : built_cuda_packs())
+            if (lib.name == GetParam()) lib_ = &lib;
+        ASSERT_NE(lib_, nullptr) << GetParam() << " was not built although other CUDA packs were";
+        ASSERT_TRUE(lib_->usable()) << lib_->load_error;
+        ASSERT_EQ(lib_->init(host_.api(), &pack_), DENSE_OK) << host_.log_text();
+        ASSERT_NE(pack_, nullptr);
+    }
+    void TearDown() override {
+        if (pack_ != nullptr) lib_->release(pack_);
+    }
+
+    const CudaPackLib* lib_ = nullptr;
+    RecordingHost host_;
+    dense_pack* pack_ = nullptr;
+};
+
+TEST_P(CudaPackInit, DescribesItselfAsACudaPackWithADeviceApi) {
+    EXPECT_EQ(pack_->hdr.abi_major, DENSE_ABI_MAJOR);
+    EXPECT_EQ(pack_->hdr.struct_size, sizeof(dense_pack));
+    EXPECT_STREQ(pack_->name, GetParam().c_str());
+    ASSERT_NE(pack_->version, nullptr);
+    EXPECT_NE(std::string(pack_->version).find("CUDA runtime 13."), std::string::npos) << pack_->version;
+    EXPECT_EQ(pack_->device_kind, DENSE_DEVICE_CUDA);
+    ASSERT_NE(pack_->device, nullptr);
+    const dense_device_api& dev = *pack_->device;
+    EXPECT_EQ(dev.hdr.abi_major, DENSE_ABI_MAJOR);
+    EXPECT_EQ(dev.hdr.struct_size, sizeof(dense_device_api));
+    EXPECT_TRUE(dev.alloc && dev.free && dev.copy_to_device && dev.copy_to_host && dev.stream_create &&
+                dev.stream_destroy && dev.stream_sync && dev.mem_info);
+    EXPECT_TRUE(host_.logs().empty()) << host_.log_text();
+}
+
+TEST_P(CudaPackInit, RegistersDequantizeAndEmbedRowForEveryStorableFormat) {
+    std::set<std::string> names;
+    for (const auto& op : host_.ops()) {
+        EXPECT_EQ(op.impl.device_kind, DENSE_DEVICE_CUDA) << op.name;
+        EXPECT_EQ(op.impl.act_type, DENSE_TYPE_NONE) << op.name;
+        EXPECT_NE(op.impl.run, nullptr) << op.name;
+        EXPECT_TRUE(names.insert(op.name).second) << "duplicate impl name " << op.name;
+        EXPECT_EQ(op.name.rfind(GetParam() + ".", 0), 0u) << op.name;
+    }
+    const auto formats = quant::storable_formats();
+    ASSERT_EQ(formats.size(), 15u);
+    EXPECT_EQ(host_.ops().size(), 2 * formats.size());
+    for (const auto* f : formats) {
+        EXPECT_NE(host_.find_op(DENSE_OP_DEQUANTIZE, f->type), nullptr) << f->name;
+        EXPECT_NE(host_.find_op(DENSE_OP_EMBED_ROW, f->type), nullptr) << f->name;
+    }
+}
+
+TEST_P(CudaPackInit, NullArgumentsAreRefused) {
+    dense_pack* p = nullptr;
+    EXPECT_EQ(lib_->init(nullptr, &p), DENSE_E_INVALID_ARGUMENT);
+    EXPECT_EQ(lib_->init(host_.api(), nullptr), DENSE_E_INVALID_ARGUMENT);
+    auto other = *host_.api();
+    other.hdr.abi_major = static_cast<uint16_t>(DENSE_ABI_MAJOR + 1);
+    EXPECT_EQ(lib_->init(&other, &p), DENSE_E_ABI);
+    EXPECT_EQ(p, nullptr);
+    lib_->release(nullptr);  // harmless
+}
+
+// ---- validation of op calls (fake device pointers: never dereferenced on the host) -------------
+
+// A well-formed call of `kind` on q4_k data, which each mutation below breaks in one way.
+struct CallFixture {
+    // Fake device addresses: validation must refuse bad calls without touching memory.
+    void* src_data = reinterpret_cast<void*>(uintptr_t{0x7f0000000000});
+    void* dst_data = reinterpret_cast<void*>(uintptr_t{0x7f0000100000});
+    dense_tensor_view src{};
+    dense_tensor_view dst{};
+    dense_embed_row_params params = dense::sdk::make_struct<dense_embed_row_params>();
+    dense_op_call call = dense::sdk::make_struct<dense_op_call>();
+
+    explicit CallFixture(dense_op_kind kind) {
+        constexpr int64_t D = 512, V = 6;  // two q4_k blocks per row
+        src.data = src_data;
+        src.type = DENSE_TYPE_Q4_K;
+        src.device_kind = DENSE_DEVICE_CUDA;
+        src.ne[0] = D;
+        src.ne[1] = V;
+        src.ne[2] = src.ne[3] = 1;
+        src.nb[0] = 144;
+        src.nb[1] = 288;
+        src.nb[2] = src.nb[3] = 288 * V;
+        dst.data = dst_data;
+        dst.type = DENSE_TYPE_F32;
+        dst.device_kind = DENSE_DEVICE_CUDA;
+        dst.ne[0] = kind == DENSE_OP_EMBED_ROW ? D : D * V;
+        dst.ne[1] = dst.ne[2] = dst.ne[3] = 1;
+        dst.nb[0] = 4;
+        dst.nb[1] = dst.nb[2] = dst.nb[3] = 4 * dst.ne[0];
+        params.row = V - 1;
+        call.op_kind = kind;
+        call.n_src = 1;
+        call.src = &src;
+        call.n_dst = 1;
+        call.dst = &dst;
+        call.params = kind == DENSE_OP_EMBED_ROW ? &params : nullptr;
+    }
+};
+
+struct Mutation {
+    const char* what;
+    std::function<void(CallFixture&)> apply;
+    dense_status expected = DENSE_E_INVALID_ARGUMENT;
+};
+
+std::vector<Mutation> common_mutations() {
+    return {
+        {"src type is not the impl's type", [](CallFixture& f) { f.src.type = DENSE_TYPE_Q6_K; }},
+        {"dst is not F32", [](CallFixture& f) { f.dst.type = DENSE_TYPE_F16; }},
+        {"src on the CPU", [](CallFixture& f) { f.src.device_kind = DENSE_DEVICE_CPU; }},
+        {"dst on the CPU", [](CallFixture& f) { f.dst.device_kind = DENSE_DEVICE_CPU; }},
+        {"src and dst on different devices", [](CallFixture& f) { f.dst.device_index = 1; }},
+        {"NULL src data", [](CallFixture& f) { f.src.data = nullptr; }},
+        {"NULL dst data", [](CallFixture& f) { f.dst.data = nullptr; }},
+        {"row length not a multiple of the block", [](CallFixture& f) { f.src.ne[0] = 500; }},
+        {"wrong block stride", [](CallFixture& f) { f.src.nb[0] = 128; }},
+        {"non-contiguous rows", [](CallFixture& f) { f.src.nb[1] = 300; }},
+        {"zero-sized dimension", [](CallFixture& f) { f.src.ne[1] = 0; }},
+        {"negative dimension", [](CallFixture& f) { f.src.ne[2] = -1; }},
+        {"two sources", [](CallFixture& f) { f.call.n_src = 2; }},
+        {"no destination", [](CallFixture& f) { f.call.n_dst = 0; }},
+        {"NULL src array", [](CallFixture& f) { f.call.src = nullptr; }},
+        {"op kind routed to the wrong impl", [](CallFixture& f) { f.call.op_kind = DENSE_OP_GEMV_Q; }},
+        {"call struct too small", [](CallFixture& f) { f.call.hdr.struct_size = 8; }},
+        {"call of another ABI major", [](CallFixture& f) { f.call.hdr.abi_major = 2; }, DENSE_E_ABI},
+    };
+}
+
+void expect_refused(RecordingHost& host, const dense_op_impl& impl, dense_op_kind kind, const Mutation& m) {
+    CallFixture f(kind);
+    m.apply(f);
+    host.clear_logs();
+    EXPECT_EQ(impl.supports(impl.user, &f.call), 0u) << m.what;
+    EXPECT_TRUE(host.logs().empty()) << "supports() must not log: " << host.log_text();
+    EXPECT_EQ(impl.run(impl.user, &f.call), m.expected) << m.what;
+    ASSERT_EQ(host.logs().size(), 1u) << m.what << ": expected exactly one log line\n" << host.log_text();
+    EXPECT_EQ(host.logs()[0].level, DENSE_LOG_ERROR);
+    EXPECT_NE(host.logs()[0].message.find(impl.name), std::string::npos) << host.logs()[0].message;
+}
+
+TEST_P(CudaPackInit, MalformedDequantizeCallsAreRefusedWithOneLogLine) {
+    const dense_op_impl* impl = host_.find_op(DENSE_OP_DEQUANTIZE, DENSE_TYPE_Q4_K);
+    ASSERT_NE(impl, nullptr);
+    {
+        CallFixture ok(DENSE_OP_DEQUANTIZE);
+        EXPECT_EQ(impl->supports(impl->user, &ok.call), 1u) << "the unmutated call must be supported";
+    }
+    auto mutations = common_mutations();
+    mutations.push_back({"dst element count differs", [](CallFixture& f) { f.dst.ne[0] -= 1; }});
+    for (const Mutation& m : mutations) expect_refused(host_, *impl, DENSE_OP_DEQUANTIZE, m);
+    EXPECT_EQ(impl->run(impl->user, nullptr), DENSE_E_INVALID_ARGUMENT);
+}
+
+TEST_P(CudaPackInit, MalformedEmbedRowCallsAreRefusedWithOneLogLine) {
+    const dense_op_impl* impl = host_.find_op(DENSE_OP_EMBED_ROW, DENSE_TYPE_Q4_K);
+    ASSERT_NE(impl, nullptr);
+    {
+        CallFixture ok(DENSE_OP_EMBED_ROW);
+        EXPECT_EQ(impl->supports(impl->user, &ok.call), 1u) << "the unmutated call must be supported";
+        ok.params.row = 0;
+        EXPECT_EQ(impl->supports(impl->user, &ok.call), 1u) << "row 0";
+    }
+    auto mutations = common_mutations();
+    mutations.push_back({"row == V", [](CallFixture& f) { f.params.row = f.src.ne[1]; }});
+    mutations.push_back({"negative row", [](CallFixture& f) { f.params.row = -1; }});
+    mutations.push_back({"NULL params", [](CallFixture& f) { f.call.params = nullptr; }});
+    mutations.push_back({"params struct too small", [](CallFixture& f) { f.params.hdr.struct_size = 8; }});
+    mutations.push_back({"params of another ABI major", [](CallFixture& f) { f.params.hdr.abi_major = 9; }});
+    mutations.push_back({"dst is not {D}", [](CallFixture& f) {
+                             f.dst.ne[0] = f.src.ne[0] / 2;
+                             f.dst.ne[1] = 2;
+                             f.dst.nb[1] = 4 * f.dst.ne[0];  // contiguous, only the shape is wrong
+                             f.dst.nb[2] = f.dst.nb[3] = 4 * f.src.ne[0];
+                         }});
+    mutations.push_back({"table is 3-D", [](CallFixture& f) {
+                             f.src.ne[1] = 3;
+                             f.src.ne[2] = 2;
+                             f.src.nb[2] = 3 * 288;
+                         }});
+    for (const Mutation& m : mutations) expect_refused(host_, *impl, DENSE_OP_EMBED_ROW, m);
+}
+
+TEST_P(CudaPackInit, WithoutAGpuDeviceCallsFailWithOneLogLineAndNoCrash) {
+    if (probe_gpu().found) GTEST_SKIP() << "a GPU is present; the GPU tests cover the device api";
+    const dense_device_api& dev = *pack_->device;
+    uint64_t free_bytes = 1, total_bytes = 1;
+    EXPECT_EQ(dev.mem_info(pack_->user, 0, &free_bytes, &total_bytes), DENSE_E_DEVICE);
+    EXPECT_EQ(free_bytes, 0u);
+    EXPECT_EQ(total_bytes, 0u);
+    ASSERT_EQ(host_.logs().size(), 1u) << host_.log_text();
+    EXPECT_NE(host_.logs()[0].message.find(GetParam()), std::string::npos) << host_.log_text();
+
+    // A valid call cannot run either: DENSE_E_DEVICE, one more line, nothing dereferenced.
+    const dense_op_impl* impl = host_.find_op(DENSE_OP_DEQUANTIZE, DENSE_TYPE_Q4_K);
+    ASSERT_NE(impl, nullptr);
+    CallFixture f(DENSE_OP_DEQUANTIZE);
+    host_.clear_logs();
+    EXPECT_EQ(impl->run(impl->user, &f.call), DENSE_E_DEVICE);
+    EXPECT_EQ(host_.logs().size(), 1u) << host_.log_text();
+
+    void* p = reinterpret_cast<void*>(1);
+    host_.clear_logs();
+    EXPECT_NE(dev.alloc(pack_->user, 0, 1024, &p), DENSE_OK);
+    EXPECT_EQ(p, nullptr);
+    EXPECT_EQ(host_.logs().size(), 1u) << host_.log_text();
+}
+
+INSTANTIATE_TEST_SUITE_P(Packs, CudaPackInit, ::testing::ValuesIn(cuda_pack_names()),
+                         [](const ::testing::TestParamInfo<std::string>& p) {
+                             std::string n = p.param;
+                             for (char& c : n)
+                                 if (c == '-') c = '_';
+                             return n;
+                         });
+
+}  // namespace
+}  // namespace dense::test::cuda

@@ -1,0 +1,208 @@
+#include "text/sampler.hpp"
+
+#include "core/error.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+
+namespace dense::text {
+namespace {
+
+std::vector<float> random_logits(uint64_t seed, size_t n) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> d(0.0f, 3.0f);
+    std::vector<float> v(n);
+    for (float& x : v) x = d(rng);
+    return v;
+}
+
+std::set<int32_t> ids_of(const std::vector<Candidate>& c) {
+    std::set<int32_t> s;
+    for (const auto& x : c) s.insert(x.id);
+    return s;
+}
+
+TEST(Sampler, GreedyPicksArgmaxLowestIdOnTies) {
+    std::vector<float> logits = {0.5f, 2.0f, -1.0f, 2.0f, 1.9f};
+    SamplerConfig cfg;
+    cfg.temperature = 0.0f;
+    Sampler s(cfg);
+    EXPECT_EQ(s.sample(logits, {}), 1);
+    const auto big = random_logits(11, 5000);
+    EXPECT_EQ(s.sample(big, {}), static_cast<int32_t>(std::max_element(big.begin(), big.end()) - big.begin()));
+}
+
+TEST(Sampler, SameSeedSameChoicesDifferentSeedDiffers) {
+    const auto logits = random_logits(12, 1000);
+    SamplerConfig cfg;
+    cfg.temperature = 1.5f;
+    cfg.top_k = 0;
+    cfg.top_p = 1.0f;
+    cfg.min_p = 0.0f;
+    cfg.seed = 42;
+    Sampler a(cfg), b(cfg);
+    cfg.seed = 43;
+    Sampler c(cfg);
+    std::vector<int32_t> ra, rb, rc;
+    for (int i = 0; i < 200; ++i) {
+        ra.push_back(a.sample(logits, {}));
+        rb.push_back(b.sample(logits, {}));
+        rc.push_back(c.sample(logits, {}));
+    }
+    EXPECT_EQ(ra, rb);
+    EXPECT_NE(ra, rc);
+    EXPECT_GT(std::set<int32_t>(ra.begin(), ra.end()).size(), 5u);  // really sampling, not greedy
+    a.reseed(42);
+    EXPECT_EQ(a.sample(logits, {}), ra[0]);
+}
+
+TEST(Sampler, TopKOneEqualsGreedy) {
+    SamplerConfig cfg;
+    cfg.temperature = 2.0f;
+    cfg.top_k = 1;
+    for (uint64_t seed = 0; seed < 20; ++seed) {
+        const auto logits = random_logits(100 + seed, 3000);
+        cfg.seed = seed;
+        Sampler s(cfg);
+        EXPECT_EQ(s.sample(logits, {}), greedy_token(logits));
+    }
+}
+
+TEST(Sampler, SamplingFollowsTheDistribution) {
+    // Two tokens with probabilities 0.8 / 0.2 at temperature 1.
+    const std::vector<float> logits = {std::log(0.8f), std::log(0.2f)};
+    SamplerConfig cfg;
+    cfg.temperature = 1.0f;
+    cfg.top_k = 0;
+    cfg.top_p = 1.0f;
+    cfg.min_p = 0.0f;
+    cfg.seed = 7;
+    Sampler s(cfg);
+    int zeros = 0;
+    for (int i = 0; i < 10000; ++i) zeros += s.sample(logits, {}) == 0;
+    EXPECT_NEAR(zeros / 10000.0, 0.8, 0.02);
+}
+
+TEST(Sampler, TopKKeepsTheKHighest) {
+    const std::vector<float> logits = {1.0f, 5.0f, 3.0f, 5.0f, -2.0f, 4.0f};
+    const auto c = sorted_candidates(logits, 3);
+    ASSERT_EQ(c.size(), 3u);
+    EXPECT_EQ(c[0].id, 1);  // tie with id 3: lower id first
+    EXPECT_EQ(c[1].id, 3);
+    EXPECT_EQ(c[2].id, 5);
+}
+
+TEST(Sampler, TopPTruncation) {
+    // Probabilities 0.5, 0.25, 0.125, 0.0625, 0.0625.
+    const std::vector<float> logits = {std::log(0.5f), std::log(0.25f), std::log(0.125f), std::log(0.0625f),
+                                       std::log(0.0625f)};
+    auto c = sorted_candidates(logits, 0);
+    apply_top_p(c, 0.7f);  // 0.5 < 0.7 <= 0.75
+    EXPECT_EQ(ids_of(c), (std::set<int32_t>{0, 1}));
+    c = sorted_candidates(logits, 0);
+    apply_top_p(c, 0.8f);  // 0.75 < 0.8 <= 0.875
+    EXPECT_EQ(ids_of(c), (std::set<int32_t>{0, 1, 2}));
+    c = sorted_candidates(logits, 0);
+    apply_top_p(c, 0.1f);  // always at least one
+    EXPECT_EQ(ids_of(c), (std::set<int32_t>{0}));
+    c = sorted_candidates(logits, 0);
+    apply_top_p(c, 1.0f);
+    EXPECT_EQ(c.size(), 5u);
+}
+
+TEST(Sampler, MinPTruncation) {
+    // Probabilities relative to the max: 1, 0.5, 0.25, 0.1, 0.01.
+    const std::vector<float> logits = {0.0f, std::log(0.5f), std::log(0.25f), std::log(0.1f), std::log(0.01f)};
+    auto c = sorted_candidates(logits, 0);
+    apply_min_p(c, 0.2f);
+    EXPECT_EQ(ids_of(c), (std::set<int32_t>{0, 1, 2}));
+    c = sorted_candidates(logits, 0);
+    apply_min_p(c, 0.6f);
+    EXPECT_EQ(ids_of(c), (std::set<int32_t>{0}));
+    c = sorted_candidates(logits, 0);
+    apply_min_p(c, 0.0f);
+    EXPECT_EQ(c.size(), 5u);
+}
+
+TEST(Sampler, TruncatedTokensAreNeverSampled) {
+    const auto logits = random_logits(13, 500);
+    SamplerConfig cfg;
+    cfg.temperature = 3.0f;  // flat: without truncation many tokens would show up
+    cfg.top_k = 0;
+    cfg.top_p = 0.5f;
+    cfg.min_p = 0.0f;
+    cfg.seed = 5;
+    auto allowed = sorted_candidates(logits, 0);
+    apply_top_p(allowed, cfg.top_p);
+    const auto allowed_ids = ids_of(allowed);
+    Sampler s(cfg);
+    std::set<int32_t> seen;
+    for (int i = 0; i < 3000; ++i) seen.insert(s.sample(logits, {}));
+    for (int32_t id : seen) EXPECT_TRUE(allowed_ids.count(id)) << id;
+    EXPECT_GT(seen.size(), 1u);
+}
+
+TEST(Sampler, RepetitionPenaltyDividesPositiveMultipliesNegative) {
+    std::vector<float> logits = {2.0f, -2.0f, 3.0f, 1.0f, -1.0f};
+    SamplerConfig cfg;
+    cfg.repeat_penalty = 2.0f;
+    cfg.penalty_last_n = 3;
+    const std::vector<int32_t> history = {3, 0, 1, 0};  // window = last 3: {0, 1, 0}; 3 is outside
+    apply_penalties(logits, history, cfg);
+    EXPECT_FLOAT_EQ(logits[0], 1.0f);   // counted twice, penalized once
+    EXPECT_FLOAT_EQ(logits[1], -4.0f);
+    EXPECT_FLOAT_EQ(logits[2], 3.0f);
+    EXPECT_FLOAT_EQ(logits[3], 1.0f);
+    EXPECT_FLOAT_EQ(logits[4], -1.0f);
+}
+
+TEST(Sampler, PresenceAndFrequencyPenalties) {
+    std::vector<float> logits = {2.0f, -2.0f, 3.0f};
+    SamplerConfig cfg;
+    cfg.presence_penalty = 0.5f;
+    cfg.frequency_penalty = 0.25f;
+    cfg.penalty_last_n = -1;
+    apply_penalties(logits, std::vector<int32_t>{0, 0, 0, 1}, cfg);
+    EXPECT_FLOAT_EQ(logits[0], 2.0f - 0.5f - 0.75f);
+    EXPECT_FLOAT_EQ(logits[1], -2.0f - 0.5f - 0.25f);
+    EXPECT_FLOAT_EQ(logits[2], 3.0f);
+}
+
+TEST(Sampler, PenaltyChangesTheGreedyChoice) {
+    const std::vector<float> logits = {3.0f, 2.5f, 0.0f};
+    SamplerConfig cfg;
+    cfg.temperature = 0.0f;
+    cfg.repeat_penalty = 1.5f;
+    Sampler s(cfg);
+    EXPECT_EQ(s.sample(logits, {}), 0);
+    EXPECT_EQ(s.sample(logits, std::vector<int32_t>{0}), 1);  // 3 / 1.5 = 2 < 2.5
+}
+
+TEST(Sampler, Errors) {
+    SamplerConfig cfg;
+    Sampler s(cfg);
+    std::vector<float> logits = {1.0f, std::numeric_limits<float>::quiet_NaN()};
+    try {
+        (void)s.sample(logits, {});
+        ADD_FAILURE() << "no error for a NaN logit";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Numeric);
+        EXPECT_NE(std::string(e.what()).find("token 1"), std::string::npos) << e.what();
+    }
+    const float ninf = -std::numeric_limits<float>::infinity();
+    EXPECT_THROW((void)s.sample(std::vector<float>{ninf, ninf}, {}), Error);
+    EXPECT_THROW((void)s.sample(std::vector<float>{}, {}), Error);
+    cfg.repeat_penalty = 1.3f;
+    Sampler p(cfg);
+    EXPECT_THROW((void)p.sample(std::vector<float>{1.0f, 2.0f}, std::vector<int32_t>{5}), Error);
+    cfg.repeat_penalty = 0.0f;
+    EXPECT_THROW(Sampler{cfg}, Error);
+}
+
+}  // namespace
+}  // namespace dense::text
