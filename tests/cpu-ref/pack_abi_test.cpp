@@ -1,11 +1,9 @@
-// libdense-cpu-ref.so through its three C entry points, with a minimal host table written here that
-// records registrations and log lines; the registered ops are run through their function pointers
-// and compared with the kernels library.
+// libdense-cpu-ref.so through its three C entry points (pack_harness.hpp); the registered format ops
+// are run through their function pointers and compared with the kernels library.
+#include "cpu-ref/pack_harness.hpp"
 #include "cpu-ref/quant_test_support.hpp"
 
 #include <dense/sdk/pack.hpp>
-
-#include <dlfcn.h>
 
 #include <algorithm>
 
@@ -14,60 +12,8 @@ namespace {
 using namespace dense;
 using namespace dense::test::quant;
 
-struct RecordingHost {
-    std::vector<dense_op_impl> ops;
-    std::vector<std::string> names;  // copies of impl names
-    std::vector<std::pair<dense_log_level, std::string>> logs;
-    dense_host_api api = dense::sdk::make_struct<dense_host_api>();
-
-    RecordingHost() {
-        api.host = this;
-        api.log = [](void* h, dense_log_level level, const char* msg) {
-            static_cast<RecordingHost*>(h)->logs.emplace_back(level, msg != nullptr ? msg : "(null)");
-        };
-        api.register_op = [](void* h, const dense_op_impl* impl) -> dense_status {
-            auto* self = static_cast<RecordingHost*>(h);
-            self->ops.push_back(*impl);
-            self->names.emplace_back(impl->name != nullptr ? impl->name : "");
-            return DENSE_OK;
-        };
-        api.register_type = [](void*, const dense_type_traits*, dense_type_id*) -> dense_status {
-            return DENSE_E_UNSUPPORTED;
-        };
-        api.find_type = [](void*, const char*, dense_type_id*) -> dense_status { return DENSE_E_UNSUPPORTED; };
-    }
-
-    const dense_op_impl* find(dense_op_kind op, dense_type_id weight, dense_type_id act) const {
-        for (const auto& impl : ops)
-            if (impl.op_kind == op && impl.weight_type == weight && impl.act_type == act) return &impl;
-        return nullptr;
-    }
-};
-
-class CpuRefPack : public ::testing::Test {
+class CpuRefPack : public dense::test::PackHarness {
 protected:
-    static void SetUpTestSuite() {
-        const auto path = dense::test::build_pack_dir() / "libdense-cpu-ref.so";
-        handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-        ASSERT_NE(handle_, nullptr) << "dlopen " << path << ": " << dlerror();
-        score_ = reinterpret_cast<dense_pack_score_fn>(dlsym(handle_, "dense_pack_score"));
-        init_ = reinterpret_cast<dense_pack_init_fn>(dlsym(handle_, "dense_pack_init"));
-        release_ = reinterpret_cast<dense_pack_release_fn>(dlsym(handle_, "dense_pack_release"));
-    }
-
-    void SetUp() override {
-        ASSERT_NE(handle_, nullptr);
-        ASSERT_NE(score_, nullptr);
-        ASSERT_NE(init_, nullptr);
-        ASSERT_NE(release_, nullptr);
-        ASSERT_EQ(init_(&host_.api, &pack_), DENSE_OK);
-        ASSERT_NE(pack_, nullptr);
-    }
-
-    void TearDown() override {
-        if (pack_ != nullptr) release_(pack_);
-    }
-
     static dense_tensor_view view(void* data, dense_type_id type, std::array<int64_t, 4> ne) {
         const auto& f = cpuref::format(type);
         dense_tensor_view v{};
@@ -81,27 +27,6 @@ protected:
         v.nb[3] = v.nb[2] * ne[2];
         return v;
     }
-
-    static dense_op_call make_call(dense_op_kind op, const std::vector<dense_tensor_view>& src,
-                                   const std::vector<dense_tensor_view>& dst, const void* params = nullptr) {
-        auto c = dense::sdk::make_struct<dense_op_call>();
-        c.op_kind = op;
-        c.n_src = static_cast<uint32_t>(src.size());
-        c.src = src.data();
-        c.n_dst = static_cast<uint32_t>(dst.size());
-        c.dst = dst.data();
-        c.params = params;
-        return c;
-    }
-
-    dense_status run(const dense_op_impl* impl, const dense_op_call& call) { return impl->run(impl->user, &call); }
-
-    static inline void* handle_ = nullptr;  // never dlclose'd (packs are not unloaded)
-    static inline dense_pack_score_fn score_ = nullptr;
-    static inline dense_pack_init_fn init_ = nullptr;
-    static inline dense_pack_release_fn release_ = nullptr;
-    RecordingHost host_;
-    dense_pack* pack_ = nullptr;
 };
 
 TEST_F(CpuRefPack, ScoresOneOnCpuZeroElsewhere) {

@@ -1,6 +1,7 @@
 // `dense-rt info`: what a GGUF holds and whether it binds to its model description — architecture,
 // hyperparameters, layer schedule, tensor count, bytes per quant type — or the exact error.
 #include "cli/commands.hpp"
+#include "cli/loaded_model.hpp"
 #include "core/error.hpp"
 #include "core/type_table.hpp"
 #include "core/units.hpp"
@@ -86,21 +87,14 @@ int cmd_info(const model::RunConfig& config) {
     const gguf::GgufFile file = gguf::GgufFile::open(config.model);
     print_file_facts(file, out);
 
-    std::filesystem::path description;
-    if (config.model_description) {
-        description = *config.model_description;
-    } else {
-        const auto arch = file.get_string_opt("general.architecture");
-        if (!arch) throw Error(ErrorKind::Model, file.path() + ": required key 'general.architecture' is missing");
-        auto found = model::find_model_description(std::string(*arch));
-        if (!found) {
-            out << "description none: no models/" << *arch << ".yaml, so tensors and hparams were not checked\n";
-            spdlog::warn("{}: architecture '{}' has no model description; dense-rt cannot run it", file.path(), *arch);
-            return 0;
-        }
-        description = *found;
+    const auto description = description_for(file, config);
+    if (!description) {
+        const auto arch = file.get_string("general.architecture");
+        out << "description none: no models/" << arch << ".yaml, so tensors and hparams were not checked\n";
+        spdlog::warn("{}: architecture '{}' has no model description; dense-rt cannot run it", file.path(), arch);
+        return 0;
     }
-    const model::ModelSpec spec = model::ModelSpec::load(description);
+    const model::ModelSpec spec = model::ModelSpec::load(*description);
     const model::BoundModel bound = model::bind_model(file, spec);
     for (const auto& w : bound.warnings) spdlog::warn("{}: {}", file.path(), w);
     print_binding(bound, spec, out);

@@ -2,6 +2,8 @@
 // returns the process exit code. Errors a user can cause are dense::Error, caught in main.
 #pragma once
 
+#include "cli/generate_flags.hpp"
+#include "cli/synth_flags.hpp"
 #include "model/run_config.hpp"
 #include "packs/pack_policy.hpp"
 
@@ -19,5 +21,16 @@ int cmd_packs(const packs::PackPolicy& policy, bool json);
 // `dense-rt info`: file facts, the model description's hparams and layer schedule, bytes per quant
 // type; or the exact validation / binding error (thrown as dense::Error).
 int cmd_info(const model::RunConfig& config);
+
+// The main job: generate text from -p / --prompt-ids, or an interactive --chat.
+int cmd_generate(const model::RunConfig& config, const GenerateFlags& flags, const packs::PackPolicy& policy);
+
+// `dense-rt tokenize -m F "text"` / `dense-rt detokenize -m F 1,2,3`: ids as comma-separated text.
+int cmd_tokenize(const model::RunConfig& config, const std::string& text, bool parse_special);
+int cmd_detokenize(const model::RunConfig& config, const std::string& ids, bool render_special);
+
+// `dense-rt synth`: writes a synthetic qwen35 GGUF (any shape, any quant mix, seeded random weights)
+// and checks that it binds to models/qwen35.yaml.
+int cmd_synth(const SynthFlags& flags);
 
 }  // namespace dense::cli

@@ -38,6 +38,67 @@ int main(int argc, char** argv) {
 
     auto* info = app.add_subcommand("info", "Architecture, hparams, layer schedule, tensors and bytes per quant type");
 
+    // The main job (no subcommand): generation.
+    dense::cli::GenerateFlags gen;
+    app.add_option("-p,--prompt", gen.prompt, "Prompt text (completion; see --chat for conversations)");
+    app.add_option("--prompt-ids", gen.prompt_ids, "Prompt as token ids 1,2,3 (skips the tokenizer)");
+    app.add_flag("--chat", gen.chat, "Interactive chat on stdin; the conversation state is kept between turns");
+    app.add_option("-n,--n-predict", gen.n_predict, "Tokens to generate (config sampling.max_tokens)");
+    app.add_option("--temp", gen.temperature, "Temperature; 0 = greedy");
+    app.add_option("--top-k", gen.top_k, "Top-k (0 = off)");
+    app.add_option("--top-p", gen.top_p, "Top-p (1 = off)");
+    app.add_option("--min-p", gen.min_p, "Min-p (0 = off)");
+    app.add_option("--repeat-penalty", gen.repeat_penalty, "Repetition penalty (1 = off)");
+    app.add_option("--presence-penalty", gen.presence_penalty, "Presence penalty (0 = off)");
+    app.add_option("--seed", gen.seed, "Sampling seed (0 = from the clock)");
+    app.add_option("--ctx", gen.context, "Context length in tokens (config `context`)");
+    app.add_option("--kv-type", gen.kv_type, "KV cache type: f16 or f32");
+    app.add_option("--stop", gen.stop, "Stop string (repeatable)");
+    app.add_option("--system", gen.system, "System prompt for --chat");
+    bool think = false, no_think = false;
+    app.add_flag("--think", think, "Chat with thinking on");
+    app.add_flag("--no-think", no_think, "Chat with thinking off");
+    app.add_flag("--print-ids", gen.print_ids, "Print generated token ids (comma-separated) instead of text");
+    app.add_flag("--all-logits", gen.all_logits, "Compute logits at every prompt position (teacher-forced comparisons)");
+    app.add_option("--logits-out", gen.logits_out, "Write float32 logits of every position that produced them (+ FILE.json)");
+    app.add_option("--dump-layers", gen.dump_layers, "Write the hidden state after every layer to DIR/layerNN.f32");
+    app.add_flag("--no-special", gen.no_special, "Treat special-token text in the prompt as plain text");
+
+    std::string tok_text, detok_ids;
+    bool tok_no_special = false;
+    auto* tokenize = app.add_subcommand("tokenize", "Print the token ids of TEXT (comma-separated)");
+    tokenize->add_option("text", tok_text, "Text to tokenize")->required();
+    tokenize->add_flag("--no-special", tok_no_special, "Special-token text is plain text");
+    auto* detokenize = app.add_subcommand("detokenize", "Print the text of comma-separated token ids");
+    detokenize->add_option("ids", detok_ids, "Ids, e.g. 1,2,3")->required();
+    detokenize->add_flag("--no-special", tok_no_special, "Do not render special tokens");
+
+    // `dense-rt synth` (cli/cmd_synth.cpp): a synthetic qwen35 GGUF of any shape and quant mix.
+    dense::cli::SynthFlags syn;
+    auto* synth = app.add_subcommand("synth", "Write a synthetic qwen35 GGUF: any shape, any quant mix, random weights");
+    synth->add_option("--arch", syn.arch, "Architecture")->check(CLI::IsMember({"qwen35"}))->capture_default_str();
+    synth->add_option("--shape", syn.shape, "Named shape: 27b, tiny, small, wide, deep")->required();
+    synth->add_option("--mix", syn.mix, "seed-iq4 (all 12 quant formats) or one type for every matrix (q4_k, f16, ...)")->required();
+    synth->add_option("-o,--out", syn.out, "Output GGUF file")->required();
+    synth->add_option("--seed", syn.seed, "Seed of the weights")->capture_default_str();
+    synth->add_option("--vocab", syn.vocab, "Vocabulary GGUF whose tokenizer.* keys are copied (default: the qwen35 test vocab)");
+    synth->add_option("--threads", syn.threads, "Generator threads (default: all cores); the file does not depend on it");
+    synth->add_option("--n-embd", syn.dims.n_embd, "Override: embedding length");
+    synth->add_option("--n-layer", syn.dims.n_layer, "Override: trunk layers");
+    synth->add_option("--n-ff", syn.dims.n_ff, "Override: feed-forward length");
+    synth->add_option("--n-head", syn.dims.n_head, "Override: query heads");
+    synth->add_option("--n-head-kv", syn.dims.n_head_kv, "Override: KV heads");
+    synth->add_option("--head-dim", syn.dims.head_dim, "Override: attention head dim (n_rot follows as head_dim/4)");
+    synth->add_option("--n-rot", syn.dims.n_rot, "Override: rotary dims per head");
+    synth->add_option("--ssm-state", syn.dims.ssm_state, "Override: Gated DeltaNet head dim (state size)");
+    synth->add_option("--ssm-groups", syn.dims.ssm_groups, "Override: Gated DeltaNet key heads");
+    synth->add_option("--ssm-heads", syn.dims.ssm_heads, "Override: Gated DeltaNet value heads");
+    synth->add_option("--vocab-size", syn.dims.vocab_size, "Override: vocabulary entries (pads or truncates the vocab)");
+    synth->add_option("--full-attn-interval", syn.dims.full_attn_interval, "Override: every Nth layer is full attention");
+    synth->add_option("--context-length", syn.dims.context_length, "Override: qwen35.context_length");
+    synth->add_flag("--tied", syn.dims.tied, "No output.weight: the LM head is tied to token_embd");
+    synth->add_flag("--mtp", syn.dims.mtp, "Append the MTP block (nextn_predict_layers = 1)");
+
     dense::packs::PackPolicy policy;
     bool json = false;
     auto* packs = app.add_subcommand("packs", "List kernel packs, their scores per device and the ops they register");
@@ -53,12 +114,22 @@ int main(int argc, char** argv) {
         "Packs are searched in --pack paths, then the config's packs.paths, then $DENSE_PACK_PATH\n"
         "(':'-separated dirs), then <dir of dense-rt>/../lib/dense-rt/packs. Set DENSE_FAKE_DEVICES to preview\n"
         "selection on GPUs you do not have, e.g. DENSE_FAKE_DEVICES=\"cuda:12.0:16GiB:RTX 5060 Ti,cuda:9.0:141GiB:H200\"\n"
-        "(cuda:<cc>:<memory>:<name>; such devices are marked simulated and never run anything).");
+        "(cuda:<cc>:<memory>:<name>; they replace the real GPUs, are marked simulated and never run anything).");
 
     CLI11_PARSE(app, argc, argv);
     setup_logging(log_level);
     try {
         if (*info) return dense::cli::cmd_info(dense::cli::load_run_config(common));
+        if (*synth) return dense::cli::cmd_synth(syn);
+        if (*tokenize) return dense::cli::cmd_tokenize(dense::cli::load_run_config(common), tok_text, !tok_no_special);
+        if (*detokenize)
+            return dense::cli::cmd_detokenize(dense::cli::load_run_config(common), detok_ids, !tok_no_special);
+        if (!gen.prompt.empty() || !gen.prompt_ids.empty() || gen.chat) {
+            if (think && no_think) throw dense::Error(dense::ErrorKind::Usage, "--think and --no-think contradict each other");
+            if (think || no_think) gen.thinking = think;
+            const auto config = dense::cli::apply_flags(dense::cli::load_run_config(common), gen);
+            return dense::cli::cmd_generate(config, gen, dense::cli::pack_policy_for(&config, policy));
+        }
         if (*packs) {
             if (no_default_packs) policy.use_env = policy.use_default_dir = false;
             policy.force = force_pack;

@@ -50,6 +50,7 @@ TypeTable::TypeTable() {
         builtin(DENSE_TYPE_IQ3_S, 256, 110, DENSE_TYPE_Q8_K, true),
         builtin(DENSE_TYPE_IQ2_S, 256, 82, DENSE_TYPE_Q8_K, true),
         builtin(DENSE_TYPE_IQ4_XS, 256, 136, DENSE_TYPE_Q8_K, true),
+        builtin(DENSE_TYPE_I32, 1, 4, DENSE_TYPE_NONE, false),  // op inputs (positions, ids); never a weight
     };
 }
 

@@ -31,17 +31,16 @@ dense_hw_desc make_hw_desc(dense_device_kind kind, uint32_t index) {
 std::vector<DeviceInfo> probe_devices(const ProbeOptions& options) {
     std::vector<DeviceInfo> devices;
     devices.push_back(probe_cpu());
-    uint32_t next_cuda = 0;
-    if (options.real_cuda) {
+    // Simulated GPUs replace the real ones: a preview ("which pack would run on an RTX 5060 Ti?")
+    // must give the same answer on every machine, with or without a GPU of its own.
+    const char* spec = options.fake_from_env ? std::getenv("DENSE_FAKE_DEVICES") : nullptr;
+    const bool simulate = spec != nullptr && *spec != '\0';
+    if (options.real_cuda && !simulate)
         for (auto& d : probe_cuda_devices()) devices.push_back(std::move(d));
-        next_cuda = static_cast<uint32_t>(devices.size() - 1);
-    }
-    if (options.fake_from_env) {
-        if (const char* spec = std::getenv("DENSE_FAKE_DEVICES"); spec != nullptr && *spec != '\0') {
-            for (auto& d : parse_fake_devices(spec, next_cuda)) {
-                spdlog::info("simulated device {}: {} (from DENSE_FAKE_DEVICES)", d.id(), d.name());
-                devices.push_back(std::move(d));
-            }
+    if (simulate) {
+        for (auto& d : parse_fake_devices(spec, 0)) {
+            spdlog::info("simulated device {}: {} (from DENSE_FAKE_DEVICES; real GPUs are not probed)", d.id(), d.name());
+            devices.push_back(std::move(d));
         }
     }
     return devices;

@@ -54,10 +54,11 @@ std::vector<DeviceInfo> parse_fake_devices(std::string_view spec, uint32_t first
 
 struct ProbeOptions {
     bool real_cuda = true;      // ask the CUDA driver
-    bool fake_from_env = true;  // append $DENSE_FAKE_DEVICES
+    bool fake_from_env = true;  // $DENSE_FAKE_DEVICES, when set, replaces the real CUDA devices
 };
 
-// CPU, then real CUDA devices, then simulated ones (in that order; index 0 is always the CPU).
+// CPU, then the CUDA devices: the real ones, or the simulated ones of $DENSE_FAKE_DEVICES instead
+// (index 0 is always the CPU).
 std::vector<DeviceInfo> probe_devices(const ProbeOptions& options = {});
 
 // "sse4.2 avx avx2 fma ..." for DENSE_CPU_* bits ("" for none).

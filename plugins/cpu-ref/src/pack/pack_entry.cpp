@@ -4,6 +4,7 @@
 #include "pack/op_context.hpp"
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #ifndef DENSE_CPUREF_VERSION
@@ -28,7 +29,9 @@ uint32_t score(const dense_hw_desc& hw) {
 void add_op(PackState& s, const dense::sdk::Host& host, dense_op_kind kind, const char* kind_name,
             const FormatKernels* weight, const FormatKernels* act) {
     auto ctx = std::make_unique<OpContext>(OpContext{host, kind, weight, act, {}});
-    ctx->name = std::string("cpu-ref.") + kind_name + "." + (weight != nullptr ? weight->name : act->name);
+    ctx->name = std::string("cpu-ref.") + kind_name;
+    if (weight != nullptr || act != nullptr)
+        ctx->name += std::string(".") + (weight != nullptr ? weight->name : act->name);
     s.ops.push_back(std::move(ctx));
 }
 
@@ -36,7 +39,9 @@ void add_op(PackState& s, const dense::sdk::Host& host, dense_op_kind kind, cons
 //   DEQUANTIZE, EMBED_ROW:  every storable type (weight_type = the type, act_type NONE);
 //   GEMV_Q:                 every storable type with its activation format (formats.hpp);
 //   QUANTIZE_ACT:           every activation format (Q8_K, Q8_0, and F32/F16/BF16 for the float
-//                           weights, so every GEMV_Q act type has a producer), weight_type NONE.
+//                           weights, so every GEMV_Q act type has a producer), weight_type NONE;
+//   every activation op:    one impl each, weight_type and act_type NONE (one impl takes all the
+//                           input types its op allows, e.g. both F16 and F32 KV caches).
 void plan_ops(PackState& s, const dense::sdk::Host& host) {
     for (const FormatKernels& f : all_formats()) {
         if (!f.storable) continue;
@@ -46,6 +51,15 @@ void plan_ops(PackState& s, const dense::sdk::Host& host) {
     }
     for (const FormatKernels& f : all_formats())
         if (f.quantize != nullptr) add_op(s, host, DENSE_OP_QUANTIZE_ACT, "quantize_act", nullptr, &f);
+    static constexpr std::pair<dense_op_kind, const char*> kActivationOps[] = {
+        {DENSE_OP_RMS_NORM, "rms_norm"},         {DENSE_OP_ROPE, "rope"},
+        {DENSE_OP_ATTN_DECODE, "attn_decode"},   {DENSE_OP_GDN_DECODE, "gdn_decode"},
+        {DENSE_OP_CONV1D_CAUSAL, "conv1d_causal"}, {DENSE_OP_SWIGLU, "swiglu"},
+        {DENSE_OP_L2_NORM, "l2_norm"},           {DENSE_OP_GATED_RMS_NORM, "gated_rms_norm"},
+        {DENSE_OP_GDN_GATES, "gdn_gates"},       {DENSE_OP_KV_STORE, "kv_store"},
+        {DENSE_OP_CHECK_FINITE, "check_finite"},
+    };
+    for (const auto& [kind, name] : kActivationOps) add_op(s, host, kind, name, nullptr, nullptr);
 }
 
 dense_status init(dense::sdk::Host host, dense_pack** out) {

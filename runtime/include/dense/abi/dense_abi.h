@@ -98,31 +98,73 @@ enum {
     DENSE_TYPE_IQ3_S = 21,
     DENSE_TYPE_IQ2_S = 22,
     DENSE_TYPE_IQ4_XS = 23,
+    DENSE_TYPE_I32 = 26,  /* positions / token ids / status words passed to ops; never a weight */
     DENSE_TYPE_BF16 = 30,
     DENSE_TYPE_GGML_COUNT = 43,       /* ggml ids are in [0, 43) in the supported llama.cpp release */
     DENSE_TYPE_FIRST_RUNTIME = 1024,  /* first id handed to a pack-registered format */
     DENSE_TYPE_NONE = 0xFFFFFFFFu     /* "no weight" / "no activation" in an op key */
 };
 
-/* ---- op kinds: the core owns this closed list; packs only implement them --------------------- */
+/* ---- op kinds: the core owns this closed list; packs only implement them ---------------------
+ * Conventions for every op: views follow ggml (ne[0] contiguous, nb[] byte strides); "{a, b}" is
+ * ne = {a, b, 1, 1}; a view marked "strided" may have nb[1] > ne[0]*elem_size (e.g. the query heads
+ * inside the interleaved query+gate projection). F32 unless said otherwise. Scalars that change per
+ * token (positions, token ids, lengths) come in I32 {1} tensors, never in params, so a captured
+ * device graph stays valid from token to token. dst may alias src0 only where it says so. */
 typedef uint32_t dense_op_kind;
 enum {
-    DENSE_OP_DEQUANTIZE = 1,   /* src0: blocks (any type), dst: F32, same element count          */
-    DENSE_OP_QUANTIZE_ACT = 2, /* src0: F32 vector, dst: activation-type blocks                  */
-    DENSE_OP_GEMV_Q = 3,       /* src0: weight {IN,OUT}, src1: activation (quantized or F32), dst: F32 {OUT} */
+    /* src0: blocks (any type); dst: F32, same element count. */
+    DENSE_OP_DEQUANTIZE = 1,
+    /* src0: F32 {n}; dst: {n} in the activation type (Q8_K, Q8_0, F16, BF16, F32). */
+    DENSE_OP_QUANTIZE_ACT = 2,
+    /* src0: weight {IN, OUT}; src1: activation {IN} in the weight's activation type; dst: F32 {OUT}.
+     * params (optional) dense_gemv_params: accumulate != 0 means dst += W*x (fused residual add). */
+    DENSE_OP_GEMV_Q = 3,
     DENSE_OP_GEMM_Q = 4,
-    DENSE_OP_EMBED_ROW = 5,    /* src0: weight {D,V}, params: row index, dst: F32 {D}             */
+    /* src0: weight {D, V}; src1 (optional): I32 {1} row; dst: F32 {D}. Without src1 the row is
+     * dense_embed_row_params.row. A row outside [0, V) is DENSE_E_INVALID_ARGUMENT. */
+    DENSE_OP_EMBED_ROW = 5,
+    /* src0: x {n, rows} strided; src1: weight {n}; dst: {n, rows} strided (may alias src0).
+     * y = x / sqrt(mean(x^2) + eps) * w. params: dense_norm_params. */
     DENSE_OP_RMS_NORM = 6,
+    /* src0: x {head_dim, heads} strided; src1: I32 {1} position p; dst: same shape (may alias src0).
+     * NeoX pairing: for i < n_rot/2, (x[i], x[i + n_rot/2]) rotate by p * base^(-2i/n_rot); dims
+     * >= n_rot pass through. params: dense_rope_params. */
     DENSE_OP_ROPE = 7,
+    /* src0: q {d, Hq} strided; src1: K cache {d, Hkv, n_ctx} (F16 or F32); src2: V cache, same;
+     * src3: I32 {1} n_kv = positions 0..n_kv-1 attended; src4 (optional): gate {d, Hq} strided;
+     * dst: {d, Hq}. Head h reads KV head h / (Hq / Hkv). o = softmax(scale * q.K) V, then
+     * o *= sigmoid(gate) when src4 is given. params: dense_attn_params. */
     DENSE_OP_ATTN_DECODE = 8,
     DENSE_OP_ATTN_PREFILL = 9,
+    /* src0: q {dk, Hk} strided; src1: k {dk, Hk} strided; src2: v {dv, Hv} strided; src3: beta {Hv};
+     * src4: decay {Hv}; src5: state_in {dk*dv, Hv} with S[i][j] at j*dk + i; dst0: o {dv, Hv};
+     * dst1: state_out {dk*dv, Hv} (may alias src5). Value head h uses key head h % Hk:
+     * S = decay*S; u = S^T k; S += k (beta (v - u))^T; o = scale * S^T q. params: dense_gdn_params. */
     DENSE_OP_GDN_DECODE = 10,
     DENSE_OP_GDN_PREFILL = 11,
+    /* src0: x {C}; src1: taps {K, C} (tap K-1 multiplies x); src2: state_in {K-1, C} (oldest first);
+     * dst0: y {C}; dst1: state_out {K-1, C} (may alias src2). y[c] = sum_i taps[c][i] * window[i]
+     * over window = [state_in[c], x[c]], then SiLU if params.apply_silu. params: dense_conv_params. */
     DENSE_OP_CONV1D_CAUSAL = 12,
+    /* src0: gate {n}; src1: up {n}; dst: {n} = silu(gate) * up. */
     DENSE_OP_SWIGLU = 13,
+    /* src0: x {n, rows} strided; dst: {n, rows} strided (may alias). y = x / sqrt(sum(x^2) + eps).
+     * params: dense_norm_params. */
     DENSE_OP_L2_NORM = 14,
+    /* src0: x {n, rows}; src1: z {n, rows}; src2: weight {n}; dst: {n, rows}.
+     * y = x / sqrt(mean(x^2) + eps) * w * silu(z). params: dense_norm_params. */
     DENSE_OP_GATED_RMS_NORM = 15,
-    DENSE_OP_KIND_COUNT = 16
+    /* src0: b {H}; src1: a {H}; src2: dt_bias {H}; src3: A {H} (negative); dst0: beta {H} =
+     * sigmoid(b); dst1: decay {H} = exp(softplus(a + dt_bias) * A), softplus(x) = x for x > 20. */
+    DENSE_OP_GDN_GATES = 16,
+    /* src0: k {d, Hkv}; src1: v {d, Hkv}; src2: I32 {1} position p; dst0: K cache {d, Hkv, n_ctx};
+     * dst1: V cache. Writes slot p of both (converting to the cache type, round to nearest even). */
+    DENSE_OP_KV_STORE = 17,
+    /* src0: x {n}; dst: I32 {1} status word; sets dst to 1 if any element of x is NaN or Inf,
+     * leaves it unchanged otherwise (the executor clears it before a step). */
+    DENSE_OP_CHECK_FINITE = 18,
+    DENSE_OP_KIND_COUNT = 19
 };
 
 /* ---- what the host tells a pack about one device (filled by the host's probe) --------------- */
@@ -175,6 +217,45 @@ typedef struct dense_embed_row_params {
     dense_abi_header hdr;
     int64_t row;
 } dense_embed_row_params;
+
+typedef struct dense_gemv_params {
+    dense_abi_header hdr;
+    uint32_t accumulate; /* non-zero: dst += W*x */
+    uint32_t reserved0;
+} dense_gemv_params;
+
+typedef struct dense_norm_params {
+    dense_abi_header hdr;
+    float eps;
+    uint32_t reserved0;
+} dense_norm_params;
+
+enum { DENSE_ROPE_NEOX = 2 };
+typedef struct dense_rope_params {
+    dense_abi_header hdr;
+    int32_t n_rot;     /* rotated dims per head (even, <= head_dim) */
+    uint32_t mode;     /* DENSE_ROPE_NEOX */
+    float freq_base;   /* theta base, e.g. 1e7 */
+    float freq_scale;  /* 1 = no scaling */
+} dense_rope_params;
+
+typedef struct dense_attn_params {
+    dense_abi_header hdr;
+    float scale;       /* usually 1/sqrt(head_dim) */
+    uint32_t reserved0;
+} dense_attn_params;
+
+typedef struct dense_conv_params {
+    dense_abi_header hdr;
+    uint32_t apply_silu;
+    uint32_t reserved0;
+} dense_conv_params;
+
+typedef struct dense_gdn_params {
+    dense_abi_header hdr;
+    float scale;       /* query scale, 1/sqrt(dk) */
+    uint32_t reserved0;
+} dense_gdn_params;
 
 /* ---- what a pack registers -------------------------------------------------------------------- */
 typedef struct dense_op_impl {

@@ -1,0 +1,86 @@
+// One handler per op kind: it validates a call completely (counts, types, shapes, strides, overlap,
+// params) and, when asked to, runs it through the kernels library. ops.cpp wraps the handlers in the
+// C callbacks; the *_ops.cpp files hold them, grouped like the kernels.
+#pragma once
+
+#include "pack/op_context.hpp"
+#include "pack/view_checks.hpp"
+
+#include <cstddef>
+#include <string>
+
+namespace dense::cpuref::pack {
+
+// Check: what supports() answers — everything knowable without reading tensor contents (counts,
+// types, shapes, strides, overlap, params). The executor may ask before its I32 inputs are written.
+// Run: the same, then the values of the I32 inputs (positions, lengths, rows), then the op runs.
+enum class Phase { Check, Run };
+
+// "" when the call is acceptable (and, in Phase::Run, has been executed), else the one-line reason
+// it is refused (the host log line of DENSE_E_INVALID_ARGUMENT). Nothing is written on a refusal.
+using OpHandler = std::string (*)(const OpContext& ctx, const dense_op_call& call, Phase phase);
+
+// nullptr for an op kind cpu-ref does not implement.
+OpHandler handler_for(dense_op_kind kind) noexcept;
+
+// format_ops.cpp
+std::string handle_dequantize(const OpContext&, const dense_op_call&, Phase);
+std::string handle_quantize_act(const OpContext&, const dense_op_call&, Phase);
+std::string handle_gemv_q(const OpContext&, const dense_op_call&, Phase);
+std::string handle_embed_row(const OpContext&, const dense_op_call&, Phase);
+// norm_ops.cpp
+std::string handle_rms_norm(const OpContext&, const dense_op_call&, Phase);
+std::string handle_l2_norm(const OpContext&, const dense_op_call&, Phase);
+std::string handle_gated_rms_norm(const OpContext&, const dense_op_call&, Phase);
+// attention_ops.cpp
+std::string handle_rope(const OpContext&, const dense_op_call&, Phase);
+std::string handle_kv_store(const OpContext&, const dense_op_call&, Phase);
+std::string handle_attn_decode(const OpContext&, const dense_op_call&, Phase);
+// gdn_ops.cpp
+std::string handle_conv1d_causal(const OpContext&, const dense_op_call&, Phase);
+std::string handle_gdn_gates(const OpContext&, const dense_op_call&, Phase);
+std::string handle_gdn_decode(const OpContext&, const dense_op_call&, Phase);
+// elementwise_ops.cpp
+std::string handle_swiglu(const OpContext&, const dense_op_call&, Phase);
+std::string handle_check_finite(const OpContext&, const dense_op_call&, Phase);
+
+// ---- helpers shared by the handlers ---------------------------------------------------------------
+
+// Exactly n_src sources and n_dst destinations, with non-NULL arrays.
+std::string check_counts(const dense_op_call& c, uint32_t n_src, uint32_t n_dst);
+
+// Runs the checks in order and keeps the first failure.
+template <class... Checks>
+std::string first_error(Checks&&... checks) {
+    std::string err;
+    ((err.empty() ? void(err = checks()) : void()), ...);
+    return err;
+}
+
+// The call's params as a P: "" with *out filled, or why not (NULL, another ABI major, or a
+// struct_size that ends before byte `needed`, the end of the last field this pack reads).
+template <class P>
+std::string read_params(const dense_op_call& c, const char* name, std::size_t needed, P* out) {
+    const auto* p = static_cast<const P*>(c.params);
+    if (p == nullptr) return std::string("params (") + name + ") is NULL";
+    if (p->hdr.abi_major != DENSE_ABI_MAJOR)
+        return std::string("params (") + name + ") has ABI major " + std::to_string(p->hdr.abi_major);
+    if (!dense::sdk::has_bytes(p, needed))
+        return "params struct_size " + std::to_string(p->hdr.struct_size) + " is too small for " + name + " (needs " +
+               std::to_string(needed) + ")";
+    *out = dense::sdk::read_struct(p);
+    return {};
+}
+
+// The data of a validated F32 view.
+inline const float* f32_in(const dense_tensor_view& v) noexcept {
+    return static_cast<const float*>(v.data);
+}
+inline float* f32_out(const dense_tensor_view& v) noexcept {
+    return static_cast<float*>(v.data);
+}
+
+// The byte just past member M of struct P (the size a params struct must at least declare).
+#define DENSE_CPUREF_FIELD_END(P, M) (offsetof(P, M) + sizeof(P::M))
+
+}  // namespace dense::cpuref::pack

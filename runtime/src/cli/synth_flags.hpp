@@ -1,0 +1,22 @@
+// The flags of `dense-rt synth` (parsed in main.cpp, run by cmd_synth.cpp).
+#pragma once
+
+#include "synth/shape.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace dense::cli {
+
+struct SynthFlags {
+    std::string arch = "qwen35";
+    std::string shape;
+    std::string mix;
+    std::string out;
+    uint64_t seed = 1;
+    std::string vocab;     // empty: tests/data/vocab/ggml-vocab-qwen35.gguf (cwd, then the source tree)
+    unsigned threads = 0;  // 0: all cores
+    synth::ShapeOverrides dims;
+};
+
+}  // namespace dense::cli

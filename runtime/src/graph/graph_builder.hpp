@@ -1,0 +1,32 @@
+// Builds the static graph of a bound model: the model description's recipes, lowered step by step
+// into op calls that the registry resolves to pack implementations on one device.
+//
+// Order: the head recipe's embed_row step, then for each trunk layer the recipe of its kind followed
+// by the ffn recipe, then the rest of the head recipe (final norm, LM head), which only runs for
+// tokens whose logits are wanted. A status check (NaN/Inf) closes the trunk and the head.
+#pragma once
+
+#include "gguf/gguf_file.hpp"
+#include "graph/graph.hpp"
+#include "model/model_binding.hpp"
+#include "model/model_spec.hpp"
+#include "packs/pack_manager.hpp"
+
+namespace dense::graph {
+
+struct GraphOptions {
+    int64_t n_ctx = 4096;                     // KV cache slots per full-attention layer
+    dense_type_id kv_type = DENSE_TYPE_F16;   // F16 or F32
+    dense_device_kind device_kind = DENSE_DEVICE_CPU;  // where the nodes will run
+};
+
+// The node list with symbolic buffers; nothing allocated yet. Throws dense::Error(Model) when a recipe
+// step cannot be lowered for this model.
+Graph build_graph(const model::BoundModel& model, const model::ModelSpec& spec, const GraphOptions& options);
+
+// After Graph::resolve (real pointers, so supports() sees the real call): picks each node's
+// implementation on `device`. Throws dense::Error(Pack) naming the node, op and types when no usable
+// pack implements it.
+void select_ops(Graph& graph, const packs::PackManager& packs, size_t device);
+
+}  // namespace dense::graph

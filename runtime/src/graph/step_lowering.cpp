@@ -1,0 +1,474 @@
+#include "graph/step_lowering.hpp"
+
+#include "core/error.hpp"
+#include "core/type_table.hpp"
+
+#include <cmath>
+#include <cstring>
+
+namespace dense::graph {
+
+namespace {
+
+template <class P>
+std::vector<std::byte> params_bytes(P p) {
+    p.hdr = {static_cast<uint16_t>(DENSE_ABI_MAJOR), static_cast<uint16_t>(DENSE_ABI_MINOR), static_cast<uint32_t>(sizeof(P))};
+    std::vector<std::byte> out(sizeof(P));
+    std::memcpy(out.data(), &p, sizeof(P));
+    return out;
+}
+
+const TypeInfo& type_info(dense_type_id id) {
+    const TypeInfo* t = global_type_table().find(id);
+    if (t == nullptr) throw Error(ErrorKind::Internal, "graph: unknown type id " + std::to_string(id));
+    return *t;
+}
+
+// ggml strides for a contiguous tensor: nb[0] = bytes per block, nb[1] = bytes per row, ...
+void contiguous_strides(dense_tensor_view& v) {
+    const TypeInfo& t = type_info(v.type);
+    v.nb[0] = t.block_bytes;
+    v.nb[1] = static_cast<int64_t>(TypeTable::row_bytes(t, v.ne[0]).value_or(0));
+    v.nb[2] = v.nb[1] * v.ne[1];
+    v.nb[3] = v.nb[2] * v.ne[2];
+}
+
+std::string step_where(const model::RecipeStep& step, const std::string& prefix) {
+    return "recipe step '" + step.op + "'" + (prefix.empty() ? "" : " of " + prefix);
+}
+
+}  // namespace
+
+Lowering::Lowering(const model::BoundModel& model, const GraphOptions& options) : model_(model), options_(options) {
+    graph_.inputs.token = new_buffer("in:token", BufferKind::StepInput, 4);
+    graph_.inputs.position = new_buffer("in:position", BufferKind::StepInput, 4);
+    graph_.inputs.n_kv = new_buffer("in:n_kv", BufferKind::StepInput, 4);
+    graph_.inputs.status = new_buffer("in:status", BufferKind::StepInput, 4);
+    graph_.n_embd = hp("n_embd");
+    graph_.n_vocab = hp("n_vocab");
+    graph_.n_ctx = options.n_ctx;
+}
+
+const std::map<std::string, Lowering::Emit>& Lowering::lowerings() {
+    static const std::map<std::string, Emit> table = {
+        {"embed_row", &Lowering::embed_row},
+        {"rms_norm", &Lowering::rms_norm},
+        {"rms_norm_heads", &Lowering::rms_norm_heads},
+        {"gemv", &Lowering::gemv},
+        {"gemv_add", &Lowering::gemv_add},
+        {"conv1d_causal_silu", &Lowering::conv1d_causal_silu},
+        {"gdn_gates", &Lowering::gdn_gates},
+        {"l2_norm_heads", &Lowering::l2_norm_heads},
+        {"gated_delta_rule", &Lowering::gated_delta_rule},
+        {"gated_rms_norm", &Lowering::gated_rms_norm},
+        {"rope_neox", &Lowering::rope_neox},
+        {"attention_gated", &Lowering::attention_gated},
+        {"swiglu", &Lowering::swiglu},
+    };
+    return table;
+}
+
+void Lowering::lower(const model::RecipeStep& step, const model::BoundLayer* layer, Phase phase) {
+    current_layer_ = layer ? layer->index : -1;
+    auto it = lowerings().find(step.op);
+    if (it == lowerings().end())
+        throw Error(ErrorKind::Model, "recipe op '" + step.op + "' has no lowering in this runtime");
+    (this->*(it->second))(step, layer, phase);
+}
+
+void Lowering::end_layer() { graph_.layer_end.push_back(graph_.nodes.size() - 1); }
+
+void Lowering::check_finite(const std::string& activation, Phase phase) {
+    const BufferId b = use(activation, "status check");
+    emit("check_finite(" + activation + ")", DENSE_OP_CHECK_FINITE, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+         {f32(b, elements_of(activation))}, {i32(graph_.inputs.status)}, {}, phase);
+}
+
+Graph Lowering::finish() {
+    for (const auto& [b, n] : elements_) graph_.buffers[b].bytes = static_cast<uint64_t>(n) * 4;
+    graph_.hidden = use("h", "graph output");
+    graph_.logits = use("logits", "graph output");
+    graph_.buffers[graph_.logits].kind = BufferKind::Output;
+    return std::move(graph_);
+}
+
+// ---- buffers and views -----------------------------------------------------------------------
+
+BufferId Lowering::new_buffer(const std::string& name, BufferKind kind, uint64_t bytes, int64_t layer) {
+    graph_.buffers.push_back(Buffer{name, kind, bytes, layer});
+    return static_cast<BufferId>(graph_.buffers.size() - 1);
+}
+
+BufferId Lowering::define(const std::string& name, int64_t elements) {
+    auto it = names_.find(name);
+    BufferId b;
+    if (it != names_.end() && graph_.buffers[it->second].name == name) {
+        b = it->second;
+    } else {  // new name (or a name that was an alias of another buffer so far): its own buffer
+        b = new_buffer(name, BufferKind::Activation, 0);
+        names_[name] = b;
+    }
+    auto& n = elements_[b];
+    n = std::max(n, elements);
+    current_len_[name] = elements;
+    wrote(b);
+    return b;
+}
+
+BufferId Lowering::use(const std::string& name, const std::string& where) const {
+    auto it = names_.find(name);
+    if (it == names_.end()) throw Error(ErrorKind::Model, where + ": activation '" + name + "' was never produced");
+    return it->second;
+}
+
+int64_t Lowering::elements_of(const std::string& name) const {
+    auto it = current_len_.find(name);
+    return it == current_len_.end() ? 0 : it->second;
+}
+
+ViewRef Lowering::f32(BufferId b, int64_t ne0, int64_t ne1, int64_t offset, int64_t row_stride) const {
+    ViewRef r;
+    r.buffer = b;
+    r.offset = static_cast<uint64_t>(offset) * 4;
+    r.view.type = DENSE_TYPE_F32;
+    r.view.device_kind = options_.device_kind;
+    r.view.ne[0] = ne0;
+    r.view.ne[1] = ne1;
+    r.view.ne[2] = 1;
+    r.view.ne[3] = 1;
+    r.view.nb[0] = 4;
+    r.view.nb[1] = (row_stride ? row_stride : ne0) * 4;
+    r.view.nb[2] = r.view.nb[1] * ne1;
+    r.view.nb[3] = r.view.nb[2];
+    return r;
+}
+
+ViewRef Lowering::i32(BufferId b) const {
+    ViewRef r;
+    r.buffer = b;
+    r.view.type = DENSE_TYPE_I32;
+    r.view.device_kind = options_.device_kind;
+    for (int i = 0; i < 4; ++i) {
+        r.view.ne[i] = 1;
+        r.view.nb[i] = 4;
+    }
+    return r;
+}
+
+const gguf::TensorInfo* Lowering::tensor(const model::BoundLayer* layer, const std::string& role) const {
+    const auto& map = layer ? layer->tensors : model_.globals;
+    auto it = map.find(role);
+    return it == map.end() ? nullptr : it->second;
+}
+
+ViewRef Lowering::weight(const model::BoundLayer* layer, const std::string& role, const model::RecipeStep& step) const {
+    const gguf::TensorInfo* t = tensor(layer, role);
+    if (t == nullptr && !step.fallback_weight.empty()) t = tensor(layer, step.fallback_weight);
+    if (t == nullptr) throw Error(ErrorKind::Model, step_where(step, prefix(layer)) + ": weight '" + role + "' is absent");
+    ViewRef r;
+    r.external = true;
+    r.external_ptr = t->data.data();
+    r.view.type = t->type;
+    r.view.device_kind = options_.device_kind;
+    for (int i = 0; i < 4; ++i) r.view.ne[i] = t->ne[static_cast<size_t>(i)];
+    contiguous_strides(r.view);
+    return r;
+}
+
+std::pair<BufferId, BufferId> Lowering::state_banks(const std::string& state, int64_t layer, uint64_t bytes) {
+    const std::string key = state + "@" + std::to_string(layer);
+    auto it = banks_.find(key);
+    if (it != banks_.end()) return it->second;
+    const BufferId a = new_buffer("state:" + key + ":A", BufferKind::StateBankA, bytes, layer);
+    const BufferId b = new_buffer("state:" + key + ":B", BufferKind::StateBankB, bytes, layer);
+    banks_[key] = {a, b};
+    return {a, b};
+}
+
+ViewRef Lowering::quantized_input(const std::string& name, int64_t n, dense_type_id act, Phase phase) {
+    const BufferId x = use(name, "gemv input");
+    if (act == DENSE_TYPE_F32) return f32(x, n);
+    const TypeInfo& t = type_info(act);
+    const auto bytes = TypeTable::row_bytes(t, n);
+    if (!bytes) throw Error(ErrorKind::Model, "activation '" + name + "' of " + std::to_string(n) +
+                                                  " elements is not a multiple of the " + t.name + " block");
+    auto make_view = [&](BufferId q) {
+        ViewRef r;
+        r.buffer = q;
+        r.view.type = act;
+        r.view.device_kind = options_.device_kind;
+        r.view.ne[0] = n;
+        r.view.ne[1] = r.view.ne[2] = r.view.ne[3] = 1;
+        contiguous_strides(r.view);
+        return r;
+    };
+    if (auto it = quant_.find({x, act}); it != quant_.end()) return make_view(it->second);
+    const std::string qname = "q:" + name + ":" + t.name;
+    auto qit = names_.find(qname);
+    const BufferId q = qit != names_.end() ? qit->second : new_buffer(qname, BufferKind::Activation, 0);
+    names_[qname] = q;
+    graph_.buffers[q].bytes = std::max(graph_.buffers[q].bytes, *bytes);
+    emit("quantize(" + name + " -> " + t.name + ")", DENSE_OP_QUANTIZE_ACT, DENSE_TYPE_NONE, act, {f32(x, n)},
+         {make_view(q)}, {}, phase);
+    quant_[{x, act}] = q;
+    return make_view(q);
+}
+
+void Lowering::emit(std::string label, dense_op_kind op, dense_type_id weight_type, dense_type_id act_type,
+                    std::vector<ViewRef> src, std::vector<ViewRef> dst, std::vector<std::byte> params, Phase phase) {
+    Node n;
+    n.label = std::move(label);
+    n.layer = current_layer_;
+    n.phase = phase;
+    n.key = packs::OpKey{op, weight_type, act_type, options_.device_kind};
+    n.src = std::move(src);
+    n.dst = std::move(dst);
+    n.params = std::move(params);
+    for (const auto& d : n.dst)
+        if (!d.external) wrote(d.buffer);
+    graph_.nodes.push_back(std::move(n));
+}
+
+void Lowering::wrote(BufferId b) {
+    for (auto it = quant_.begin(); it != quant_.end();) it = it->first.first == b ? quant_.erase(it) : std::next(it);
+}
+
+int64_t Lowering::hp(const std::string& name, const model::BoundLayer* layer) const {
+    auto v = model_.hparams.number(name, layer ? std::optional<int64_t>(layer->index) : std::nullopt);
+    if (!v || !std::holds_alternative<int64_t>(*v))
+        throw Error(ErrorKind::Model, "graph: hparam '" + name + "' is not an integer for this model");
+    return std::get<int64_t>(*v);
+}
+
+float Lowering::hpf(const std::string& name) const {
+    auto v = model_.hparams.number(name);
+    if (!v) throw Error(ErrorKind::Model, "graph: hparam '" + name + "' is missing");
+    return static_cast<float>(std::holds_alternative<double>(*v) ? std::get<double>(*v)
+                                                                 : static_cast<double>(std::get<int64_t>(*v)));
+}
+
+std::string Lowering::prefix(const model::BoundLayer* layer) const {
+    return layer ? "blk." + std::to_string(layer->index) : std::string();
+}
+
+namespace {
+void require(bool ok, const model::RecipeStep& step, const std::string& where, const std::string& what) {
+    if (!ok) throw Error(ErrorKind::Model, step_where(step, where) + ": " + what);
+}
+std::string tensor_name(const gguf::TensorInfo* t) { return t ? std::string(t->name) : "?"; }
+}  // namespace
+
+// ---- lowerings -------------------------------------------------------------------------------
+
+void Lowering::embed_row(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {
+    const ViewRef w = weight(layer, s.weights.at(0), s);
+    const BufferId h = define(s.outputs.at(0), w.view.ne[0]);
+    emit("embed_row(" + s.weights[0] + ")", DENSE_OP_EMBED_ROW, w.view.type, DENSE_TYPE_NONE,
+         {w, i32(graph_.inputs.token)}, {f32(h, w.view.ne[0])}, {}, phase);
+}
+
+void Lowering::rms_norm(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {
+    const ViewRef w = weight(layer, s.weights.at(0), s);
+    const int64_t n = w.view.ne[0];
+    const std::string& in = s.inputs.at(0);
+    require(elements_of(in) == n, s, prefix(layer),
+            "input '" + in + "' has " + std::to_string(elements_of(in)) + " elements, the norm weight " + std::to_string(n));
+    const BufferId x = use(in, step_where(s, prefix(layer)));
+    const BufferId y = s.outputs.at(0) == in ? x : define(s.outputs.at(0), n);
+    if (y == x) current_len_[in] = n;
+    emit(prefix(layer) + " rms_norm(" + s.weights[0] + ")", DENSE_OP_RMS_NORM, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+         {f32(x, n), w}, {f32(y, n)}, params_bytes(dense_norm_params{{}, hpf("rms_eps"), 0}), phase);
+}
+
+// Per-head RMSNorm of the query heads (inside the interleaved query+gate projection: each head's
+// slice is [query | gate], the query is its first head_dim values) and of the key heads.
+void Lowering::rms_norm_heads(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {
+    require(s.inputs.size() == s.weights.size() && s.inputs.size() == s.outputs.size() && s.inputs.size() == 2, s,
+            prefix(layer), "expects [query, key] inputs, weights and outputs");
+    const int64_t heads[2] = {hp("n_head"), hp("n_head_kv")};
+    for (size_t i = 0; i < 2; ++i) {
+        const ViewRef w = weight(layer, s.weights[i], s);
+        const int64_t d = w.view.ne[0];
+        const int64_t len = elements_of(s.inputs[i]);
+        require(len % (heads[i] * d) == 0, s, prefix(layer),
+                "input '" + s.inputs[i] + "' (" + std::to_string(len) + ") is not " + std::to_string(heads[i]) +
+                    " heads of a multiple of " + std::to_string(d));
+        const int64_t slice = len / heads[i];
+        const BufferId x = use(s.inputs[i], step_where(s, prefix(layer)));
+        const BufferId y = define(s.outputs[i], d * heads[i]);
+        emit(prefix(layer) + " rms_norm_heads(" + s.weights[i] + ")", DENSE_OP_RMS_NORM, DENSE_TYPE_NONE,
+             DENSE_TYPE_NONE, {f32(x, d, heads[i], 0, slice), w}, {f32(y, d, heads[i])},
+             params_bytes(dense_norm_params{{}, hpf("rms_eps"), 0}), phase);
+    }
+}
+
+void Lowering::gemv(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {
+    const ViewRef w = weight(layer, s.weights.at(0), s);
+    const gguf::TensorInfo* t = tensor(layer, s.weights[0]);
+    if (t == nullptr) t = tensor(layer, s.fallback_weight);
+    const int64_t in = w.view.ne[0], out = w.view.ne[1];
+    const std::string& x = s.inputs.at(0);
+    require(elements_of(x) == in, s, prefix(layer),
+            "input '" + x + "' has " + std::to_string(elements_of(x)) + " elements, '" + tensor_name(t) + "' expects " +
+                std::to_string(in));
+    const dense_type_id act = type_info(w.view.type).act_type;
+    const ViewRef xq = quantized_input(x, in, act, phase);
+    const BufferId y = define(s.outputs.at(0), out);
+    emit(tensor_name(t) + " gemv", DENSE_OP_GEMV_Q, w.view.type, act, {w, xq}, {f32(y, out)}, {}, phase);
+}
+
+void Lowering::gemv_add(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {
+    const ViewRef w = weight(layer, s.weights.at(0), s);
+    const gguf::TensorInfo* t = tensor(layer, s.weights[0]);
+    const int64_t in = w.view.ne[0], out = w.view.ne[1];
+    require(s.inputs.size() == 2 && s.outputs.at(0) == s.inputs[1], s, prefix(layer),
+            "expects [x, residual] inputs and writes the residual");
+    const std::string& x = s.inputs[0];
+    const std::string& r = s.inputs[1];
+    require(elements_of(x) == in && elements_of(r) == out, s, prefix(layer),
+            "'" + tensor_name(t) + "' {" + std::to_string(in) + ", " + std::to_string(out) + "} does not fit '" + x +
+                "' (" + std::to_string(elements_of(x)) + ") -> '" + r + "' (" + std::to_string(elements_of(r)) + ")");
+    const dense_type_id act = type_info(w.view.type).act_type;
+    const ViewRef xq = quantized_input(x, in, act, phase);
+    const BufferId h = use(r, step_where(s, prefix(layer)));
+    emit(tensor_name(t) + " gemv+residual", DENSE_OP_GEMV_Q, w.view.type, act, {w, xq}, {f32(h, out)},
+         params_bytes(dense_gemv_params{{}, 1, 0}), phase);
+}
+
+void Lowering::conv1d_causal_silu(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {
+    const ViewRef taps = weight(layer, s.weights.at(0), s);
+    const int64_t k = taps.view.ne[0], c = taps.view.ne[1];
+    require(elements_of(s.inputs.at(0)) == c, s, prefix(layer), "input length differs from the conv channels");
+    const BufferId x = use(s.inputs[0], step_where(s, prefix(layer)));
+    const auto [a, b] = state_banks(s.state.empty() ? "conv" : s.state, layer->index, static_cast<uint64_t>((k - 1) * c) * 4);
+    const BufferId y = define(s.outputs.at(0), c);
+    emit(prefix(layer) + " conv1d_causal+silu", DENSE_OP_CONV1D_CAUSAL, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+         {f32(x, c), taps, f32(a, k - 1, c)}, {f32(y, c), f32(b, k - 1, c)},
+         params_bytes(dense_conv_params{{}, 1, 0}), phase);
+}
+
+void Lowering::gdn_gates(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {
+    require(s.inputs.size() == 2 && s.weights.size() == 2 && s.outputs.size() == 2, s, prefix(layer),
+            "expects [b, a] inputs, [dt_bias, A] weights, [beta, decay] outputs");
+    const int64_t h = elements_of(s.inputs[0]);
+    require(elements_of(s.inputs[1]) == h, s, prefix(layer), "b and a differ in length");
+    const BufferId b = use(s.inputs[0], "gdn_gates"), a = use(s.inputs[1], "gdn_gates");
+    const ViewRef dt = weight(layer, s.weights[0], s), big_a = weight(layer, s.weights[1], s);
+    const BufferId beta = define(s.outputs[0], h), decay = define(s.outputs[1], h);
+    emit(prefix(layer) + " gdn_gates", DENSE_OP_GDN_GATES, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+         {f32(b, h), f32(a, h), dt, big_a}, {f32(beta, h), f32(decay, h)}, {}, phase);
+}
+
+// L2 norm of every query and key head of the convolved q|k|v channels, in place.
+void Lowering::l2_norm_heads(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {
+    const int64_t dk = hp("ssm_state_size"), hk = hp("ssm_group_count"), key_dim = hp("key_dim");
+    const std::string& in = s.inputs.at(0);
+    require(elements_of(in) >= 2 * key_dim, s, prefix(layer), "input shorter than the q and k channels");
+    const BufferId x = use(in, step_where(s, prefix(layer)));
+    const auto p = params_bytes(dense_norm_params{{}, hpf("rms_eps"), 0});
+    emit(prefix(layer) + " l2_norm(q heads)", DENSE_OP_L2_NORM, DENSE_TYPE_NONE, DENSE_TYPE_NONE, {f32(x, dk, hk, 0)},
+         {f32(x, dk, hk, 0)}, p, phase);
+    emit(prefix(layer) + " l2_norm(k heads)", DENSE_OP_L2_NORM, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+         {f32(x, dk, hk, key_dim)}, {f32(x, dk, hk, key_dim)}, p, phase);
+    names_[s.outputs.at(0)] = x;  // same buffer, now normalised
+    current_len_[s.outputs[0]] = elements_of(in);
+}
+
+void Lowering::gated_delta_rule(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {
+    const int64_t dk = hp("ssm_state_size"), hk = hp("ssm_group_count"), hv = hp("ssm_time_step_rank");
+    const int64_t dv = hp("ssm_head_v_dim"), key_dim = hp("key_dim");
+    require(s.inputs.size() == 3, s, prefix(layer), "expects [qkv, beta, decay] inputs");
+    require(elements_of(s.inputs[0]) == 2 * key_dim + hv * dv, s, prefix(layer), "q|k|v length mismatch");
+    const BufferId x = use(s.inputs[0], "gated_delta_rule");
+    const BufferId beta = use(s.inputs[1], "gated_delta_rule"), decay = use(s.inputs[2], "gated_delta_rule");
+    const auto [a, b] = state_banks(s.state.empty() ? "delta" : s.state, layer->index,
+                                    static_cast<uint64_t>(dk * dv * hv) * 4);
+    const BufferId o = define(s.outputs.at(0), dv * hv);
+    emit(prefix(layer) + " gated_delta_rule", DENSE_OP_GDN_DECODE, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+         {f32(x, dk, hk, 0), f32(x, dk, hk, key_dim), f32(x, dv, hv, 2 * key_dim), f32(beta, hv), f32(decay, hv),
+          f32(a, dk * dv, hv)},
+         {f32(o, dv, hv), f32(b, dk * dv, hv)},
+         params_bytes(dense_gdn_params{{}, static_cast<float>(1.0 / std::sqrt(static_cast<double>(dk))), 0}), phase);
+}
+
+void Lowering::gated_rms_norm(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {
+    const ViewRef w = weight(layer, s.weights.at(0), s);
+    const int64_t d = w.view.ne[0];
+    const int64_t len = elements_of(s.inputs.at(0));
+    require(len % d == 0 && elements_of(s.inputs.at(1)) == len, s, prefix(layer), "o and z must be heads of the norm width");
+    const BufferId o = use(s.inputs[0], "gated_rms_norm"), z = use(s.inputs[1], "gated_rms_norm");
+    const BufferId y = define(s.outputs.at(0), len);
+    emit(prefix(layer) + " gated_rms_norm", DENSE_OP_GATED_RMS_NORM, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+         {f32(o, d, len / d), f32(z, d, len / d), w}, {f32(y, d, len / d)},
+         params_bytes(dense_norm_params{{}, hpf("rms_eps"), 0}), phase);
+}
+
+void Lowering::rope_neox(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {
+    require(s.inputs.size() == s.outputs.size(), s, prefix(layer), "one output per input");
+    const int64_t d = hp("head_dim");
+    const auto p = params_bytes(dense_rope_params{{}, static_cast<int32_t>(hp("n_rot")), DENSE_ROPE_NEOX,
+                                                  hpf("rope_base"), 1.0f});
+    for (size_t i = 0; i < s.inputs.size(); ++i) {
+        const int64_t len = elements_of(s.inputs[i]);
+        require(len % d == 0, s, prefix(layer), "input '" + s.inputs[i] + "' is not whole heads");
+        const BufferId x = use(s.inputs[i], "rope");
+        emit(prefix(layer) + " rope(" + s.inputs[i] + ")", DENSE_OP_ROPE, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+             {f32(x, d, len / d), i32(graph_.inputs.position)}, {f32(x, d, len / d)}, p, phase);
+        names_[s.outputs[i]] = x;  // rotated in place
+        current_len_[s.outputs[i]] = len;
+    }
+}
+
+// Stores this token's K and V, then attends over positions 0..n_kv-1 with the sigmoid output gate
+// taken from the second half of every head's query+gate slice.
+void Lowering::attention_gated(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {
+    require(s.inputs.size() == 4, s, prefix(layer), "expects [q, k, v, query+gate] inputs");
+    const int64_t d = hp("head_dim"), hq = hp("n_head"), hkv = hp("n_head_kv");
+    require(elements_of(s.inputs[0]) == d * hq && elements_of(s.inputs[1]) == d * hkv &&
+                elements_of(s.inputs[2]) == d * hkv && elements_of(s.inputs[3]) == 2 * d * hq,
+            s, prefix(layer), "q/k/v/gate lengths do not match the head counts");
+    const BufferId q = use(s.inputs[0], "attention"), k = use(s.inputs[1], "attention");
+    const BufferId v = use(s.inputs[2], "attention"), qg = use(s.inputs[3], "attention");
+    auto it = kv_.find(layer->index);
+    if (it == kv_.end()) {
+        const uint64_t bytes = static_cast<uint64_t>(d * hkv) * static_cast<uint64_t>(options_.n_ctx) *
+                               type_info(options_.kv_type).block_bytes;
+        const BufferId kc = new_buffer("kv:" + std::to_string(layer->index) + ":K", BufferKind::KvCache, bytes, layer->index);
+        const BufferId vc = new_buffer("kv:" + std::to_string(layer->index) + ":V", BufferKind::KvCache, bytes, layer->index);
+        it = kv_.emplace(layer->index, std::make_pair(kc, vc)).first;
+    }
+    auto cache_view = [&](BufferId b) {
+        ViewRef r;
+        r.buffer = b;
+        r.view.type = options_.kv_type;
+        r.view.device_kind = options_.device_kind;
+        r.view.ne[0] = d;
+        r.view.ne[1] = hkv;
+        r.view.ne[2] = options_.n_ctx;
+        r.view.ne[3] = 1;
+        contiguous_strides(r.view);
+        return r;
+    };
+    emit(prefix(layer) + " kv_store", DENSE_OP_KV_STORE, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+         {f32(k, d, hkv), f32(v, d, hkv), i32(graph_.inputs.position)},
+         {cache_view(it->second.first), cache_view(it->second.second)}, {}, phase);
+    const double scale_hp = hpf("attn_scale");
+    const float scale = scale_hp != 0.0 ? static_cast<float>(scale_hp)
+                                        : static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+    const BufferId o = define(s.outputs.at(0), d * hq);
+    emit(prefix(layer) + " attention+gate", DENSE_OP_ATTN_DECODE, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+         {f32(q, d, hq), cache_view(it->second.first), cache_view(it->second.second), i32(graph_.inputs.n_kv),
+          f32(qg, d, hq, d, 2 * d)},
+         {f32(o, d, hq)}, params_bytes(dense_attn_params{{}, scale, 0}), phase);
+}
+
+void Lowering::swiglu(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {
+    const int64_t n = elements_of(s.inputs.at(0));
+    require(elements_of(s.inputs.at(1)) == n, s, prefix(layer), "gate and up differ in length");
+    const BufferId g = use(s.inputs[0], "swiglu"), u = use(s.inputs[1], "swiglu");
+    const BufferId y = define(s.outputs.at(0), n);
+    emit(prefix(layer) + " swiglu", DENSE_OP_SWIGLU, DENSE_TYPE_NONE, DENSE_TYPE_NONE, {f32(g, n), f32(u, n)},
+         {f32(y, n)}, {}, phase);
+}
+
+}  // namespace dense::graph

@@ -1,0 +1,82 @@
+// Lowering of recipe steps (models/<arch>.yaml) into graph nodes. Each recipe op the core knows
+// (model::known_recipe_ops) has one lowering here that decides the exact views: e.g. the query
+// heads inside the interleaved query+gate projection, or the q/k/v channel ranges of the Gated
+// DeltaNet convolution output. Shapes come from the bound model's hparams by name, so another
+// architecture built from the same ops needs only a new YAML file.
+//
+// Activations are F32 buffers named after the recipe's activation names and shared by all layers
+// (sized for the largest use). GEMV inputs are quantized once per producing step into the weight
+// format's activation type (the QUANTIZE_ACT node is inserted here, as ggml's vec_dot_type does).
+#pragma once
+
+#include "graph/graph.hpp"
+#include "graph/graph_builder.hpp"
+#include "model/model_binding.hpp"
+
+#include <map>
+#include <string>
+#include <utility>
+
+namespace dense::graph {
+
+class Lowering {
+public:
+    Lowering(const model::BoundModel& model, const GraphOptions& options);
+
+    // layer == nullptr for head steps (weights from the globals).
+    void lower(const model::RecipeStep& step, const model::BoundLayer* layer, Phase phase);
+    void end_layer();
+    void check_finite(const std::string& activation, Phase phase);
+    Graph finish();
+
+private:
+    using Emit = void (Lowering::*)(const model::RecipeStep&, const model::BoundLayer*, Phase);
+    static const std::map<std::string, Emit>& lowerings();
+
+    void embed_row(const model::RecipeStep&, const model::BoundLayer*, Phase);
+    void rms_norm(const model::RecipeStep&, const model::BoundLayer*, Phase);
+    void rms_norm_heads(const model::RecipeStep&, const model::BoundLayer*, Phase);
+    void gemv(const model::RecipeStep&, const model::BoundLayer*, Phase);
+    void gemv_add(const model::RecipeStep&, const model::BoundLayer*, Phase);
+    void conv1d_causal_silu(const model::RecipeStep&, const model::BoundLayer*, Phase);
+    void gdn_gates(const model::RecipeStep&, const model::BoundLayer*, Phase);
+    void l2_norm_heads(const model::RecipeStep&, const model::BoundLayer*, Phase);
+    void gated_delta_rule(const model::RecipeStep&, const model::BoundLayer*, Phase);
+    void gated_rms_norm(const model::RecipeStep&, const model::BoundLayer*, Phase);
+    void rope_neox(const model::RecipeStep&, const model::BoundLayer*, Phase);
+    void attention_gated(const model::RecipeStep&, const model::BoundLayer*, Phase);
+    void swiglu(const model::RecipeStep&, const model::BoundLayer*, Phase);
+
+    // ---- buffers and views ----
+    BufferId new_buffer(const std::string& name, BufferKind kind, uint64_t bytes, int64_t layer = -1);
+    BufferId define(const std::string& name, int64_t elements);  // F32 activation, grown to the largest use
+    BufferId use(const std::string& name, const std::string& where) const;
+    int64_t elements_of(const std::string& name) const;
+    ViewRef f32(BufferId b, int64_t ne0, int64_t ne1 = 1, int64_t offset = 0, int64_t row_stride = 0) const;
+    ViewRef i32(BufferId b) const;
+    ViewRef weight(const model::BoundLayer* layer, const std::string& role, const model::RecipeStep& step) const;
+    const gguf::TensorInfo* tensor(const model::BoundLayer* layer, const std::string& role) const;
+    std::pair<BufferId, BufferId> state_banks(const std::string& state, int64_t layer, uint64_t bytes);
+    ViewRef quantized_input(const std::string& name, int64_t n, dense_type_id act, Phase phase);
+
+    void emit(std::string label, dense_op_kind op, dense_type_id weight_type, dense_type_id act_type,
+              std::vector<ViewRef> src, std::vector<ViewRef> dst, std::vector<std::byte> params, Phase phase);
+    void wrote(BufferId b);
+
+    int64_t hp(const std::string& name, const model::BoundLayer* layer = nullptr) const;
+    float hpf(const std::string& name) const;
+    std::string prefix(const model::BoundLayer* layer) const;
+
+    const model::BoundModel& model_;
+    GraphOptions options_;
+    Graph graph_;
+    std::map<std::string, BufferId> names_;                         // activation name -> buffer
+    std::map<BufferId, int64_t> elements_;                          // F32 elements of activation buffers
+    std::map<std::string, int64_t> current_len_;                    // length of each name's latest value
+    std::map<std::pair<BufferId, dense_type_id>, BufferId> quant_;  // quantized copies valid now
+    std::map<std::string, std::pair<BufferId, BufferId>> banks_;    // "conv@3" -> (A, B)
+    std::map<int64_t, std::pair<BufferId, BufferId>> kv_;           // layer -> (K, V)
+    int64_t current_layer_ = -1;
+};
+
+}  // namespace dense::graph
