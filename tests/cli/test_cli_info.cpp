@@ -18,8 +18,12 @@ TEST(CliInfo, EmbeddedDefaultConfig) {
     EXPECT_NE(r.out.find("arch      qwen35"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("tensors   109"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("6 recurrent 2 full_attention"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("n_embd = 64"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("f32             109"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("n_embd = 256"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("n_vocab = 151936"), std::string::npos) << r.out;
+    // The seed-iq4 mix: every one of the 12 quant formats has a line in the bytes-per-type table.
+    for (const char* t : {"q8_0 ", "q2_k ", "q3_k ", "q4_k ", "q5_k ", "q6_k ", "iq2_xs ", "iq2_s ", "iq3_xxs ", "iq3_s ",
+                          "iq4_nl ", "iq4_xs "})
+        EXPECT_NE(r.out.find(std::string("\n  ") + t), std::string::npos) << t << "\n" << r.out;
     EXPECT_NE(r.out.find("status    OK"), std::string::npos) << r.out;
 }
 

@@ -1,0 +1,82 @@
+// Shared setup for executor tests: the cpu-ref pack from the build tree, the qwen35 description, and
+// helpers to read llama.cpp's golden logits.
+#pragma once
+
+#include "common/test_paths.hpp"
+#include "exec/session.hpp"
+#include "gguf/gguf_file.hpp"
+#include "model/model_binding.hpp"
+#include "packs/pack_manager.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace dense::test {
+
+inline packs::PackManager& cpu_ref_packs() {
+    static packs::PackManager* pm = [] {
+        packs::PackPolicy policy;
+        policy.paths = {build_pack_dir() / "libdense-cpu-ref.so"};
+        policy.use_env = false;
+        policy.use_default_dir = false;
+        auto* m = new packs::PackManager(policy);
+        m->load();
+        return m;
+    }();
+    return *pm;
+}
+
+inline const model::ModelSpec& qwen35_spec() {
+    static const model::ModelSpec spec = model::ModelSpec::load(source_dir() / "models" / "qwen35.yaml");
+    return spec;
+}
+
+// A bound model kept alive with its file.
+struct Model {
+    gguf::GgufFile file;
+    model::BoundModel bound;
+};
+
+inline std::unique_ptr<Model> bind_file(gguf::GgufFile file) {
+    auto m = std::unique_ptr<Model>(new Model{std::move(file), {}});
+    m->bound = model::bind_model(m->file, qwen35_spec());
+    return m;
+}
+
+inline std::unique_ptr<exec::Session> make_session(const Model& m, int64_t n_ctx, dense_type_id kv = DENSE_TYPE_F32) {
+    exec::SessionOptions o;
+    o.n_ctx = n_ctx;
+    o.kv_type = kv;
+    return std::make_unique<exec::Session>(m.bound, qwen35_spec(), cpu_ref_packs(), o);
+}
+
+inline std::vector<int32_t> golden_tokens() {
+    std::ifstream in(data_dir() / "golden-tiny" / "tokens.txt");
+    std::vector<int32_t> ids;
+    std::string item;
+    while (std::getline(in, item, ',')) ids.push_back(std::stoi(item));
+    return ids;
+}
+
+// "pos P v0 v1 ..." lines -> rows of logits.
+inline std::vector<std::vector<float>> golden_logits(const std::string& file) {
+    std::ifstream in(data_dir() / "golden-tiny" / file);
+    std::vector<std::vector<float>> rows;
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream ls(line);
+        std::string word;
+        int pos = 0;
+        ls >> word >> pos;
+        std::vector<float> row;
+        for (float v; ls >> v;) row.push_back(v);
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+}  // namespace dense::test
