@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <regex>
 
 namespace {
@@ -77,6 +80,27 @@ TEST(CliGenerate, TokenizeAndDetokenize) {
     EXPECT_EQ(r.out, "151644\n");
     r = run_dense_rt("tokenize --no-special -m tests/data/vocab/ggml-vocab-qwen35.gguf '<|im_start|>'");
     EXPECT_NE(r.out, "151644\n");
+}
+
+}  // namespace
+
+namespace {
+
+TEST(CliGenerate, DumpLayersWritesOneRowPerPositionPerLayer) {
+    const auto dir = dense::test::scratch_dir("dump-layers") / "layers";
+    const auto r = run_dense_rt("--config configs/tiny.yaml --prompt-ids 1,2,3 -n 2 --temp 0 --dump-layers " +
+                                shell_quote(dir.string()));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    // 3 prompt positions + 1 fed generated token (the 2nd is sampled, not fed): 4 rows of n_embd floats.
+    for (int il = 0; il < 8; ++il) {
+        const auto f = dir / ("layer0" + std::to_string(il) + ".f32");
+        ASSERT_TRUE(std::filesystem::exists(f)) << f;
+        EXPECT_EQ(std::filesystem::file_size(f), 4u * 256u * 4u) << f;
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir / "layer08.f32"));
+    std::ifstream side(dir / "layers.json");
+    std::string json((std::istreambuf_iterator<char>(side)), std::istreambuf_iterator<char>());
+    EXPECT_NE(json.find("\"positions\":[0,1,2,3]"), std::string::npos) << json;
 }
 
 }  // namespace

@@ -68,9 +68,11 @@ std::string handle_gemv_q(const OpContext& ctx, const dense_op_call& c, Phase ph
         gemv(ctx.weight->type, c.src[0].data, in, out, c.src[1].data, y);
         return {};
     }
-    std::vector<float> product(static_cast<std::size_t>(out));
-    gemv(ctx.weight->type, c.src[0].data, in, out, c.src[1].data, product.data());
-    for (int64_t r = 0; r < out; ++r) y[r] += product[static_cast<std::size_t>(r)];  // one rounding: float + float
+    // Row by row, so a token step allocates nothing: y[r] + (W x)[r], one float rounding each.
+    const uint64_t stride = row_bytes(ctx.weight->type, in);
+    const auto* rows = static_cast<const uint8_t*>(c.src[0].data);
+    for (int64_t r = 0; r < out; ++r)
+        y[r] += vec_dot(ctx.weight->type, rows + static_cast<uint64_t>(r) * stride, c.src[1].data, in);
     return {};
 }
 
