@@ -5,6 +5,9 @@
 //
 // Skips, with the reason: the oracle is not fetched; dense-rt has no --all-logits yet; for the
 // synthetic cases, `dense-rt synth` does not exist yet.
+//
+// DENSE_CONFORMANCE_REPORT=<file> (opt-in): every case that ran appends one line of measures to <file>
+// (README.md, "Error report"), pass or fail, so the closeness of passing cases can be tabulated.
 #include "conformance_support.hpp"
 #include "logit_compare.hpp"
 #include "logits_io.hpp"
@@ -13,8 +16,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <ostream>
 #include <random>
@@ -156,6 +162,39 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// ---- the opt-in error report ------------------------------------------------------------------------
+// Mean over every logit of |ours - oracle| (the Comparison only keeps per-position maxima).
+double mean_abs_diff(const LogitMatrix& oracle, const LogitMatrix& ours) {
+    double sum = 0.0;
+    for (std::size_t i = 0; i < oracle.values.size(); ++i)
+        sum += std::fabs(static_cast<double>(ours.values[i]) - static_cast<double>(oracle.values[i]));
+    return oracle.values.empty() ? 0.0 : sum / static_cast<double>(oracle.values.size());
+}
+
+// One line of `key=value` fields: self-describing, so lines from cases run in parallel (ctest -j) need
+// no shared header. Written with a single fwrite in append mode: O_APPEND keeps whole lines apart.
+void append_report(const Case& c, const Comparison& cmp, double mean_abs, bool pass, double oracle_s,
+                   double ours_s) {
+    const char* path = std::getenv("DENSE_CONFORMANCE_REPORT");
+    if (path == nullptr || *path == '\0') return;
+    char line[1024];
+    const int n = std::snprintf(
+        line, sizeof line,
+        "case=%s shape=%s mix=%s tokens=%zu kv=%s vocab=%zu max_abs=%.3e p99_abs=%.3e "
+        "mean_pos_max_abs=%.3e mean_abs=%.3e kl_max=%.3e kl_p99=%.3e kl_mean=%.3e top1=%zu/%zu verdict=%s "
+        "llama_s=%.2f dense_s=%.2f\n",
+        c.name.c_str(), c.shape.empty() ? "golden" : c.shape.c_str(), c.mix.empty() ? "f32" : c.mix.c_str(),
+        cmp.positions.size(), c.kv.c_str(), cmp.vocab, cmp.max_abs.max, cmp.max_abs.p99,
+        cmp.max_abs.mean, mean_abs, cmp.kl.max, cmp.kl.p99, cmp.kl.mean, cmp.top1_agree, cmp.positions.size(),
+        pass ? "PASS" : "FAIL", oracle_s, ours_s);
+    std::FILE* f = std::fopen(path, "a");
+    ASSERT_NE(f, nullptr) << "DENSE_CONFORMANCE_REPORT=" << path << " cannot be opened for appending";
+    const auto len = static_cast<std::size_t>(std::min(n, static_cast<int>(sizeof line) - 1));
+    const std::size_t written = std::fwrite(line, 1, len, f);
+    const int closed = std::fclose(f);
+    EXPECT_TRUE(written == len && closed == 0) << "DENSE_CONFORMANCE_REPORT=" << path << ": write failed";
+}
+
 // ---- the test ------------------------------------------------------------------------------------------
 class Conformance : public ::testing::TestWithParam<Case> {};
 
@@ -206,6 +245,7 @@ TEST_P(Conformance, DenseRtMatchesLlamaCpp) {
         "(p99 %.3e), top-1 %zu/%zu; llama.cpp %.1fs, dense-rt %.1fs; %s\n",
         c.name.c_str(), cmp.positions.size(), cmp.vocab, c.kv.c_str(), cmp.max_abs.max, cmp.max_abs.p99, cmp.kl.max,
         cmp.kl.p99, cmp.top1_agree, cmp.positions.size(), oracle_s, ours_s, verdict.pass ? "PASS" : "FAIL");
+    append_report(c, cmp, mean_abs_diff(oracle, ours), verdict.pass, oracle_s, ours_s);
     std::string violations;
     for (std::size_t i = 0; i < verdict.violations.size() && i < 10; ++i) violations += verdict.violations[i] + "\n";
     EXPECT_TRUE(verdict.pass) << format_table(cmp, &c.bounds, 10) << violations << "files kept in " << dir

@@ -113,18 +113,24 @@ std::unique_ptr<Runner> start(const model::RunConfig& config, const GenerateFlag
     r->model = load_model(config);
     r->packs = std::make_unique<packs::PackManager>(policy);
     r->packs->load();
-    // The executor runs on the CPU packs today; a GPU the packs could use is reported, not used.
-    size_t device = 0;
-    if (r->packs->main_device().kind() != DENSE_DEVICE_CPU)
-        spdlog::info("main device {} has pack {}, but the GPU executor is not available yet: running on the CPU",
-                     r->packs->main_device().id(), r->packs->main_pack() ? r->packs->main_pack()->name : "?");
     r->tokenizer = std::make_unique<text::Tokenizer>(text::Tokenizer::from_gguf(r->model->file));
     exec::SessionOptions so;
     so.n_ctx = config.context;
     so.kv_type = config.kv_type == "f32" ? DENSE_TYPE_F32 : DENSE_TYPE_F16;
-    so.device = device;
     so.threads = static_cast<int32_t>(config.threads);
-    r->session = std::make_unique<exec::Session>(r->model->bound, r->model->spec, *r->packs, so);
+    // The main device (the best GPU with a usable pack) unless the config asks for the CPU. A GPU
+    // pack that lacks an op this model needs is reported, and the run falls back to the CPU reference.
+    so.device = config.placement == model::Placement::Cpu ? 0 : r->packs->main_device_index();
+    if (so.device != 0) {
+        try {
+            r->session = std::make_unique<exec::Session>(r->model->bound, r->model->spec, *r->packs, so);
+        } catch (const Error& e) {
+            if (e.kind() != ErrorKind::Pack || config.placement == model::Placement::GpuOnly) throw;
+            spdlog::warn("{}; running on the CPU reference instead", e.what());
+            so.device = 0;
+        }
+    }
+    if (!r->session) r->session = std::make_unique<exec::Session>(r->model->bound, r->model->spec, *r->packs, so);
     r->logits = std::make_unique<LogitsWriter>(flags.logits_out, r->session->n_vocab());
     r->dumper = std::make_unique<LayerDumper>(flags.dump_layers, static_cast<int64_t>(r->model->bound.layers.size()),
                                               r->model->bound.hparams.get_int("n_embd"));
@@ -132,9 +138,9 @@ std::unique_ptr<Runner> start(const model::RunConfig& config, const GenerateFlag
         LayerDumper* d = r->dumper.get();
         r->session->set_layer_observer([d](int64_t layer, int64_t pos, std::span<const float> h) { d->add(layer, pos, h); });
     }
-    spdlog::info("session: {} nodes, {} context, KV {}, {:.1f} MiB of buffers, device {}", r->session->node_count(),
+    spdlog::info("session: {} nodes, {} context, KV {}, {:.1f} MiB allocated on {}", r->session->node_count(),
                  config.context, config.kv_type, static_cast<double>(r->session->memory_bytes()) / 1048576.0,
-                 r->packs->devices()[device].id());
+                 r->session->device_label());
     return r;
 }
 

@@ -28,6 +28,19 @@ TypeInfo builtin(dense_type_id id, uint32_t be, uint32_t bb, dense_type_id act, 
     return t;
 }
 
+// dense-rt's GPU activation format (dense_abi.h): 32 int8 codes + float d + float s per block.
+TypeInfo q8_32() {
+    TypeInfo t;
+    t.id = DENSE_TYPE_Q8_32;
+    t.name = "q8_32";
+    t.block_elements = 32;
+    t.block_bytes = 40;
+    t.act_type = DENSE_TYPE_NONE;
+    t.storable = false;
+    t.builtin = true;
+    return t;
+}
+
 }  // namespace
 
 TypeTable::TypeTable() {
@@ -51,6 +64,7 @@ TypeTable::TypeTable() {
         builtin(DENSE_TYPE_IQ2_S, 256, 82, DENSE_TYPE_Q8_K, true),
         builtin(DENSE_TYPE_IQ4_XS, 256, 136, DENSE_TYPE_Q8_K, true),
         builtin(DENSE_TYPE_I32, 1, 4, DENSE_TYPE_NONE, false),  // op inputs (positions, ids); never a weight
+        q8_32(),
     };
 }
 

@@ -1,6 +1,7 @@
 #include "exec/session.hpp"
 
 #include "core/error.hpp"
+#include "core/type_table.hpp"
 
 #include <cstring>
 
@@ -22,58 +23,85 @@ std::string status_text(dense_status s) {
     }
 }
 
+// The activation type a weight format's GEMV consumes on `device`: the type table's pairing when a
+// usable pack implements it there, else the first other activation type some usable pack pairs
+// the format with (GPU packs use Q8_32 for every quantized format).
+std::function<dense_type_id(dense_type_id)> activation_chooser(const packs::PackManager& packs, size_t device) {
+    const auto kind = packs.devices().at(device).kind();
+    const auto ranks = packs.ranks_for(device);
+    return [&packs, kind, ranks](dense_type_id weight) {
+        auto usable = [&](dense_type_id act) {
+            for (const auto& c : packs.registry().candidates(packs::OpKey{DENSE_OP_GEMV_Q, weight, act, kind})) {
+                const auto* r = ranks.find(c.pack);
+                if (r != nullptr && r->score > 0) return true;
+            }
+            return false;
+        };
+        const TypeInfo* t = global_type_table().find(weight);
+        const dense_type_id preferred = t ? t->act_type : DENSE_TYPE_NONE;
+        if (usable(preferred)) return preferred;
+        for (dense_type_id act : {DENSE_TYPE_Q8_32, DENSE_TYPE_Q8_0, DENSE_TYPE_Q8_K, DENSE_TYPE_F32, DENSE_TYPE_F16,
+                                  DENSE_TYPE_BF16})
+            if (usable(act)) return act;
+        return preferred;  // selection will then report the missing op precisely
+    };
+}
+
 }  // namespace
 
 Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, const packs::PackManager& packs,
                  const SessionOptions& options) {
     const auto& device = packs.devices().at(options.device);
-    if (device.kind() != DENSE_DEVICE_CPU)
-        throw Error(ErrorKind::Device, "running on " + device.id() +
-                                           " is not available yet: the executor runs CPU packs only (use placement: cpu)");
+    memory_ = device.kind() == DENSE_DEVICE_CPU ? make_host_memory() : make_pack_memory(packs, options.device);
+    weights_ = std::make_unique<WeightStore>(model, *memory_);
+
     graph::GraphOptions go;
     go.n_ctx = options.n_ctx;
     go.kv_type = options.kv_type;
     go.device_kind = device.kind();
+    go.weight_pointer = [this](const gguf::TensorInfo* t) { return weights_->pointer(t); };
+    go.activation_for = activation_chooser(packs, options.device);
     graph_[0] = graph::build_graph(model, spec, go);
 
-    std::vector<uint64_t> sizes;
-    for (const auto& b : graph_[0].buffers) sizes.push_back(b.bytes);
-    buffers_ = std::make_unique<HostBuffers>(sizes);
+    // Step inputs first, as one block, so a step uploads them with one copy.
+    const auto& in = graph_[0].inputs;
+    if (in.position != in.token + 1 || in.n_kv != in.token + 2 || in.status != in.token + 3)
+        throw Error(ErrorKind::Internal, "graph step inputs are not adjacent");
+    buffers_.resize(graph_[0].buffers.size());
+    step_inputs_ = static_cast<int32_t*>(memory_->alloc(16, "step inputs"));
+    for (int i = 0; i < 4; ++i) buffers_[in.token + static_cast<size_t>(i)] = step_inputs_ + i;
+    for (size_t i = 0; i < buffers_.size(); ++i)
+        if (buffers_[i] == nullptr) buffers_[i] = memory_->alloc(graph_[0].buffers[i].bytes, graph_[0].buffers[i].name);
 
-    std::vector<void*> base(sizes.size());
-    for (size_t i = 0; i < sizes.size(); ++i) base[i] = buffers_->data(i);
+    std::vector<void*> base = buffers_;
     graph_[1] = graph_[0];
     graph_[0].resolve(base);
-    // Parity 1: every bank A <-> its bank B (buffers of one state are created as an adjacent pair).
-    for (size_t i = 0; i + 1 < sizes.size(); ++i)
+    // Parity 1: every bank A <-> its bank B (the two banks of one state are adjacent buffers).
+    for (size_t i = 0; i + 1 < base.size(); ++i)
         if (graph_[0].buffers[i].kind == graph::BufferKind::StateBankA) std::swap(base[i], base[i + 1]);
     graph_[1].resolve(base);
     graph::select_ops(graph_[0], packs, options.device);
-    for (size_t i = 0; i < graph_[0].nodes.size(); ++i) graph_[1].nodes[i].op = graph_[0].nodes[i].op;
+
+    // One workspace, sized for the hungriest node, shared by all (nodes run one after another).
+    uint64_t workspace = 0;
+    for (auto& n : graph_[0].nodes)
+        if (n.op.impl.workspace_bytes) workspace = std::max(workspace, n.op.impl.workspace_bytes(n.op.impl.user, &n.call));
+    void* ws = workspace ? memory_->alloc(workspace, "op workspace") : nullptr;
+    for (int p = 0; p < 2; ++p) {
+        for (size_t i = 0; i < graph_[p].nodes.size(); ++i) {
+            auto& n = graph_[p].nodes[i];
+            n.op = graph_[0].nodes[i].op;
+            n.call.stream = memory_->stream();
+            n.call.workspace = ws;
+            n.call.workspace_bytes = workspace;
+            n.call.n_threads = static_cast<uint32_t>(std::max(options.threads, 0));
+        }
+    }
+    logits_host_.resize(static_cast<size_t>(graph_[0].n_vocab));
+    hidden_host_.resize(static_cast<size_t>(graph_[0].n_embd));
 }
 
-void Session::write_i32(graph::BufferId b, int32_t v) { std::memcpy(buffers_->data(b), &v, 4); }
-
-int32_t Session::read_i32(graph::BufferId b) const {
-    int32_t v = 0;
-    std::memcpy(&v, buffers_->data(b), 4);
-    return v;
-}
-
-void Session::step(int32_t token, bool want_logits) {
-    const graph::Graph& g = graph_[parity_];
-    if (token < 0 || token >= g.n_vocab)
-        throw Error(ErrorKind::Usage, "token id " + std::to_string(token) + " is out of range [0, " +
-                                          std::to_string(g.n_vocab) + ")");
-    if (position_ >= g.n_ctx)
-        throw Error(ErrorKind::Usage, "context is full: " + std::to_string(g.n_ctx) +
-                                          " tokens (raise `context` in the run config)");
-    write_i32(g.inputs.token, token);
-    write_i32(g.inputs.position, static_cast<int32_t>(position_));
-    write_i32(g.inputs.n_kv, static_cast<int32_t>(position_ + 1));
-    write_i32(g.inputs.status, 0);
-    logits_valid_ = false;
-
+void Session::run_nodes(const graph::Graph& g, bool want_logits) {
     size_t next_layer_end = 0;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
         const graph::Node& n = g.nodes[i];
@@ -85,11 +113,40 @@ void Session::step(int32_t token, bool want_logits) {
                             n.op.impl_name + " from pack " + n.op.pack + ") failed: " + status_text(s) +
                             "; the session state is unchanged");
         if (observer_ && next_layer_end < g.layer_end.size() && i == g.layer_end[next_layer_end]) {
-            observer_(static_cast<int64_t>(next_layer_end), position_, hidden());
+            memory_->to_host(hidden_host_.data(), buffers_[g.hidden], hidden_host_.size() * 4);
+            memory_->sync();
+            observer_(static_cast<int64_t>(next_layer_end), position_, hidden_host_);
             ++next_layer_end;
         }
     }
-    if (read_i32(g.inputs.status) != 0)
+}
+
+void Session::step(int32_t token, bool want_logits) {
+    const graph::Graph& g = graph_[parity_];
+    if (token < 0 || token >= g.n_vocab)
+        throw Error(ErrorKind::Usage, "token id " + std::to_string(token) + " is out of range [0, " +
+                                          std::to_string(g.n_vocab) + ")");
+    if (position_ >= g.n_ctx)
+        throw Error(ErrorKind::Usage, "context is full: " + std::to_string(g.n_ctx) +
+                                          " tokens (raise `context` in the run config)");
+    const int32_t inputs[4] = {token, static_cast<int32_t>(position_), static_cast<int32_t>(position_ + 1), 0};
+    int32_t status = 0;
+    logits_valid_ = false;
+    hidden_fresh_ = false;
+    try {
+        memory_->to_device(step_inputs_, inputs, sizeof inputs);
+        run_nodes(g, want_logits);
+        memory_->to_host(&status, step_inputs_ + 3, 4);
+        if (want_logits) memory_->to_host(logits_host_.data(), buffers_[g.logits], logits_host_.size() * 4);
+        memory_->sync();
+    } catch (...) {
+        try {
+            memory_->sync();  // nothing of this step may still be in flight when the caller continues
+        } catch (...) {
+        }
+        throw;
+    }
+    if (status != 0)
         throw Error(ErrorKind::Numeric, "step at position " + std::to_string(position_) + " (token " +
                                             std::to_string(token) +
                                             ") produced NaN or Inf; the step was not committed and the session "
@@ -101,20 +158,25 @@ void Session::step(int32_t token, bool want_logits) {
 
 std::span<const float> Session::logits() const {
     if (!logits_valid_) throw Error(ErrorKind::Internal, "logits requested for a step that did not compute them");
-    const auto& g = graph_[0];
-    return {static_cast<const float*>(buffers_->data(g.logits)), static_cast<size_t>(g.n_vocab)};
+    return logits_host_;
 }
 
 std::span<const float> Session::hidden() const {
-    const auto& g = graph_[0];
-    return {static_cast<const float*>(buffers_->data(g.hidden)), static_cast<size_t>(g.n_embd)};
+    if (!hidden_fresh_) {
+        memory_->to_host(hidden_host_.data(), buffers_[graph_[0].hidden], hidden_host_.size() * 4);
+        memory_->sync();
+        hidden_fresh_ = true;
+    }
+    return hidden_host_;
 }
 
 void Session::reset() {
-    for (size_t i = 0; i < buffers_->size(); ++i) std::memset(buffers_->data(i), 0, buffers_->bytes(i));
+    for (size_t i = 0; i < buffers_.size(); ++i) memory_->zero(buffers_[i], graph_[0].buffers[i].bytes);
+    memory_->sync();
     parity_ = 0;
     position_ = 0;
     logits_valid_ = false;
+    hidden_fresh_ = false;
 }
 
 std::vector<std::byte> Session::snapshot_state() const {
@@ -126,9 +188,11 @@ std::vector<std::byte> Session::snapshot_state() const {
         const bool committed = (kind == graph::BufferKind::StateBankA && parity_ == 0) ||
                                (kind == graph::BufferKind::StateBankB && parity_ == 1);
         if (!committed) continue;
-        const auto* p = static_cast<const std::byte*>(buffers_->data(i));
-        out.insert(out.end(), p, p + buffers_->bytes(i));
+        const size_t at = out.size();
+        out.resize(at + g.buffers[i].bytes);
+        memory_->to_host(out.data() + at, buffers_[i], g.buffers[i].bytes);
     }
+    memory_->sync();
     return out;
 }
 

@@ -12,12 +12,19 @@
 #include "model/model_spec.hpp"
 #include "packs/pack_manager.hpp"
 
+#include <functional>
+
 namespace dense::graph {
 
 struct GraphOptions {
     int64_t n_ctx = 4096;                     // KV cache slots per full-attention layer
     dense_type_id kv_type = DENSE_TYPE_F16;   // F16 or F32
     dense_device_kind device_kind = DENSE_DEVICE_CPU;  // where the nodes will run
+    // Where a weight's bytes are read from (the mapping, or an uploaded copy). Empty: the mapping.
+    std::function<const void*(const gguf::TensorInfo*)> weight_pointer;
+    // The activation type a weight format's GEMV consumes on this device (Q8_K on the CPU reference,
+    // Q8_32 on GPUs). Empty: the type table's pairing.
+    std::function<dense_type_id(dense_type_id weight_type)> activation_for;
 };
 
 // The node list with symbolic buffers; nothing allocated yet. Throws dense::Error(Model) when a recipe

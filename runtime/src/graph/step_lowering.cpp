@@ -167,7 +167,7 @@ ViewRef Lowering::weight(const model::BoundLayer* layer, const std::string& role
     if (t == nullptr) throw Error(ErrorKind::Model, step_where(step, prefix(layer)) + ": weight '" + role + "' is absent");
     ViewRef r;
     r.external = true;
-    r.external_ptr = t->data.data();
+    r.external_ptr = options_.weight_pointer ? options_.weight_pointer(t) : t->data.data();
     r.view.type = t->type;
     r.view.device_kind = options_.device_kind;
     for (int i = 0; i < 4; ++i) r.view.ne[i] = t->ne[static_cast<size_t>(i)];
@@ -247,6 +247,10 @@ float Lowering::hpf(const std::string& name) const {
                                                                  : static_cast<double>(std::get<int64_t>(*v)));
 }
 
+dense_type_id Lowering::activation(dense_type_id weight_type) const {
+    return options_.activation_for ? options_.activation_for(weight_type) : type_info(weight_type).act_type;
+}
+
 std::string Lowering::prefix(const model::BoundLayer* layer) const {
     return layer ? "blk." + std::to_string(layer->index) : std::string();
 }
@@ -311,7 +315,7 @@ void Lowering::gemv(const model::RecipeStep& s, const model::BoundLayer* layer, 
     require(elements_of(x) == in, s, prefix(layer),
             "input '" + x + "' has " + std::to_string(elements_of(x)) + " elements, '" + tensor_name(t) + "' expects " +
                 std::to_string(in));
-    const dense_type_id act = type_info(w.view.type).act_type;
+    const dense_type_id act = activation(w.view.type);
     const ViewRef xq = quantized_input(x, in, act, phase);
     const BufferId y = define(s.outputs.at(0), out);
     emit(tensor_name(t) + " gemv", DENSE_OP_GEMV_Q, w.view.type, act, {w, xq}, {f32(y, out)}, {}, phase);
@@ -328,7 +332,7 @@ void Lowering::gemv_add(const model::RecipeStep& s, const model::BoundLayer* lay
     require(elements_of(x) == in && elements_of(r) == out, s, prefix(layer),
             "'" + tensor_name(t) + "' {" + std::to_string(in) + ", " + std::to_string(out) + "} does not fit '" + x +
                 "' (" + std::to_string(elements_of(x)) + ") -> '" + r + "' (" + std::to_string(elements_of(r)) + ")");
-    const dense_type_id act = type_info(w.view.type).act_type;
+    const dense_type_id act = activation(w.view.type);
     const ViewRef xq = quantized_input(x, in, act, phase);
     const BufferId h = use(r, step_where(s, prefix(layer)));
     emit(tensor_name(t) + " gemv+residual", DENSE_OP_GEMV_Q, w.view.type, act, {w, xq}, {f32(h, out)},

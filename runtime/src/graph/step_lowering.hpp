@@ -66,6 +66,7 @@ private:
     int64_t hp(const std::string& name, const model::BoundLayer* layer = nullptr) const;
     float hpf(const std::string& name) const;
     std::string prefix(const model::BoundLayer* layer) const;
+    dense_type_id activation(dense_type_id weight_type) const;
 
     const model::BoundModel& model_;
     GraphOptions options_;

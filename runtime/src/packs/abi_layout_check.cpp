@@ -139,7 +139,7 @@ static_assert(DENSE_CPU_SSE42 == 1u << 0 && DENSE_CPU_AVX == 1u << 1 && DENSE_CP
               DENSE_CPU_FMA == 1u << 3 && DENSE_CPU_F16C == 1u << 4 && DENSE_CPU_AVX512F == 1u << 5 &&
               DENSE_CPU_AVX512BW == 1u << 6 && DENSE_CPU_AVX512VL == 1u << 7 &&
               DENSE_CPU_AVX512VNNI == 1u << 8 && DENSE_CPU_AVXVNNI == 1u << 9 && DENSE_CPU_AVX512BF16 == 1u << 10);
-static_assert(DENSE_TYPE_FIRST_RUNTIME == 1024u && DENSE_TYPE_NONE == 0xFFFFFFFFu);
+static_assert(DENSE_TYPE_FIRST_RUNTIME == 1024u && DENSE_TYPE_NONE == 0xFFFFFFFFu && DENSE_TYPE_I32 == 26 && DENSE_TYPE_Q8_32 == 512);
 static_assert(DENSE_ABI_ENCODE_VERSION(1, 2) == 0x00010002u && DENSE_ABI_VERSION_MAJOR(0x00010002u) == 1u &&
               DENSE_ABI_VERSION_MINOR(0x00010002u) == 2u);
 // clang-format on

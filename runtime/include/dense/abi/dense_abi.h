@@ -101,6 +101,12 @@ enum {
     DENSE_TYPE_I32 = 26,  /* positions / token ids / status words passed to ops; never a weight */
     DENSE_TYPE_BF16 = 30,
     DENSE_TYPE_GGML_COUNT = 43,       /* ggml ids are in [0, 43) in the supported llama.cpp release */
+    /* dense-rt's own activation format for int8 dot products on GPUs: blocks of 32 values with a
+     * float32 scale d = amax/127 (codes q = round-half-away(x/d), d = 0 and q = 0 for an all-zero
+     * block) and a float32 s = d * sum(q). Stored struct-of-arrays in one buffer of n elements: n int8
+     * codes, then n/32 floats d, then n/32 floats s (40 bytes per 32 elements; n % 32 == 0). Never
+     * stored in model files. */
+    DENSE_TYPE_Q8_32 = 512,
     DENSE_TYPE_FIRST_RUNTIME = 1024,  /* first id handed to a pack-registered format */
     DENSE_TYPE_NONE = 0xFFFFFFFFu     /* "no weight" / "no activation" in an op key */
 };

@@ -1,0 +1,127 @@
+#include "exec/device_memory.hpp"
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+
+#include <cstring>
+#include <new>
+#include <vector>
+
+namespace dense::exec {
+
+namespace {
+
+constexpr uint64_t kAlign = 256;
+uint64_t rounded(uint64_t n) { return (n == 0 ? kAlign : (n + kAlign - 1) / kAlign * kAlign); }
+
+class HostMemory final : public DeviceMemory {
+public:
+    ~HostMemory() override {
+        for (void* p : blocks_) ::operator delete[](p, std::align_val_t{kAlign});
+    }
+    dense_device_kind kind() const noexcept override { return DENSE_DEVICE_CPU; }
+    std::string label() const override { return "cpu"; }
+    void* alloc(uint64_t bytes, const std::string& what) override {
+        const uint64_t n = rounded(bytes);
+        void* p = nullptr;
+        try {
+            p = ::operator new[](n, std::align_val_t{kAlign});
+        } catch (const std::bad_alloc&) {
+            throw Error(ErrorKind::Device, "cannot allocate " + format_bytes(n) + " of host memory for " + what);
+        }
+        std::memset(p, 0, n);
+        blocks_.push_back(p);
+        total_ += n;
+        return p;
+    }
+    void zero(void* dst, uint64_t bytes) override { std::memset(dst, 0, bytes); }
+    void to_device(void* dst, const void* src, uint64_t bytes) override { std::memcpy(dst, src, bytes); }
+    void to_host(void* dst, const void* src, uint64_t bytes) override { std::memcpy(dst, src, bytes); }
+    void sync() override {}
+    void* stream() const noexcept override { return nullptr; }
+    uint64_t allocated_bytes() const noexcept override { return total_; }
+
+private:
+    std::vector<void*> blocks_;
+    uint64_t total_ = 0;
+};
+
+class PackMemory final : public DeviceMemory {
+public:
+    PackMemory(dense_device_api api, void* user, uint32_t index, std::string label)
+        : api_(api), user_(user), index_(index), label_(std::move(label)) {
+        check(api_.stream_create(user_, index_, &stream_), "creating a stream");
+    }
+    ~PackMemory() override {
+        if (stream_ != nullptr) {
+            api_.stream_sync(user_, index_, stream_);
+            api_.stream_destroy(user_, index_, stream_);
+        }
+        for (void* p : blocks_) api_.free(user_, index_, p);
+    }
+    dense_device_kind kind() const noexcept override { return DENSE_DEVICE_CUDA; }
+    std::string label() const override { return label_; }
+    void* alloc(uint64_t bytes, const std::string& what) override {
+        const uint64_t n = rounded(bytes);
+        void* p = nullptr;
+        const dense_status s = api_.alloc(user_, index_, n, &p);
+        if (s != DENSE_OK || p == nullptr)
+            throw Error(ErrorKind::Device, "cannot allocate " + format_bytes(n) + " on " + label_ + " for " + what +
+                                               (s == DENSE_E_OUT_OF_MEMORY ? " (out of device memory)" : ""));
+        blocks_.push_back(p);
+        total_ += n;
+        zero(p, n);
+        return p;
+    }
+    void zero(void* dst, uint64_t bytes) override {
+        // The device API has no memset: copy from a zeroed host block, in chunks.
+        static const std::vector<std::byte> zeros(size_t{4} << 20);
+        for (uint64_t off = 0; off < bytes; off += zeros.size()) {
+            const uint64_t n = std::min<uint64_t>(zeros.size(), bytes - off);
+            check(api_.copy_to_device(user_, index_, static_cast<std::byte*>(dst) + off, zeros.data(), n, nullptr),
+                  "clearing device memory");
+        }
+    }
+    void to_device(void* dst, const void* src, uint64_t bytes) override {
+        check(api_.copy_to_device(user_, index_, dst, src, bytes, stream_), "copying to the device");
+    }
+    void to_host(void* dst, const void* src, uint64_t bytes) override {
+        check(api_.copy_to_host(user_, index_, dst, src, bytes, stream_), "copying from the device");
+    }
+    void sync() override { check(api_.stream_sync(user_, index_, stream_), "waiting for the device"); }
+    void* stream() const noexcept override { return stream_; }
+    uint64_t allocated_bytes() const noexcept override { return total_; }
+
+private:
+    void check(dense_status s, const char* what) const {
+        if (s != DENSE_OK)
+            throw Error(ErrorKind::Device, label_ + ": " + what + " failed (status " + std::to_string(s) +
+                                               "; the pack logged the driver's message)");
+    }
+    dense_device_api api_;
+    void* user_;
+    uint32_t index_;
+    std::string label_;
+    void* stream_ = nullptr;
+    std::vector<void*> blocks_;
+    uint64_t total_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceMemory> make_host_memory() { return std::make_unique<HostMemory>(); }
+
+std::unique_ptr<DeviceMemory> make_pack_memory(const packs::PackManager& packs, size_t device) {
+    const auto& d = packs.devices().at(device);
+    if (d.simulated) throw Error(ErrorKind::Device, d.id() + " is simulated (DENSE_FAKE_DEVICES): nothing can run on it");
+    const packs::PackRecord* pack = packs.chosen_pack(device);
+    if (pack == nullptr) throw Error(ErrorKind::Device, "no usable kernel pack for " + d.id());
+    const auto api = pack->device_api();
+    if (!api || !api->alloc || !api->free || !api->copy_to_device || !api->copy_to_host || !api->stream_create ||
+        !api->stream_destroy || !api->stream_sync)
+        throw Error(ErrorKind::Device, "pack " + pack->name + " has no complete device API for " + d.id());
+    return std::make_unique<PackMemory>(*api, pack->info.user, d.hw.device_index,
+                                        d.id() + " (" + d.name() + ")");
+}
+
+}  // namespace dense::exec

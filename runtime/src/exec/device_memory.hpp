@@ -1,0 +1,38 @@
+// Where a session's buffers live and how bytes move there: host memory for CPU packs, or a GPU
+// through the chosen pack's device API (dense_device_api). Every transfer goes on the session's one
+// stream; sync() waits for it. Allocations happen when the session starts, never per token.
+#pragma once
+
+#include "packs/pack_manager.hpp"
+
+#include <dense/abi/dense_abi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace dense::exec {
+
+class DeviceMemory {
+public:
+    virtual ~DeviceMemory() = default;
+    virtual dense_device_kind kind() const noexcept = 0;
+    virtual std::string label() const = 0;
+    // `bytes` of zeroed memory, 256-byte aligned; throws dense::Error(Device) with the amount on failure.
+    virtual void* alloc(uint64_t bytes, const std::string& what) = 0;
+    virtual void zero(void* dst, uint64_t bytes) = 0;
+    virtual void to_device(void* dst, const void* src, uint64_t bytes) = 0;  // async on stream()
+    virtual void to_host(void* dst, const void* src, uint64_t bytes) = 0;    // async on stream()
+    virtual void sync() = 0;
+    virtual void* stream() const noexcept = 0;  // NULL on the CPU
+    virtual uint64_t allocated_bytes() const noexcept = 0;
+};
+
+// Plain host memory (CPU packs): transfers are memcpy, sync is a no-op.
+std::unique_ptr<DeviceMemory> make_host_memory();
+
+// Memory of device `device` through its pack's device API. Throws dense::Error(Device) if the
+// pack has none.
+std::unique_ptr<DeviceMemory> make_pack_memory(const packs::PackManager& packs, size_t device);
+
+}  // namespace dense::exec
