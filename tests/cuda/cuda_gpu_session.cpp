@@ -137,6 +137,16 @@ dense_status GpuSession::run(dense_type_id weight_type, const dense_op_call& cal
     return impl->run(impl->user, &call);
 }
 
+dense_status GpuSession::run(dense_type_id weight_type, dense_type_id act_type, const dense_op_call& call) {
+    const dense_op_impl* impl = host_.find_op(call.op_kind, weight_type, act_type);
+    if (impl == nullptr) {
+        ADD_FAILURE() << lib_->name << " registered no CUDA impl of op " << call.op_kind << " for weight type "
+                      << weight_type << " and activation type " << act_type;
+        return DENSE_E_UNSUPPORTED;
+    }
+    return impl->run(impl->user, &call);
+}
+
 dense_tensor_view cuda_view(void* data, dense_type_id type, uint32_t block_elements, uint32_t block_bytes,
                             std::initializer_list<int64_t> ne) {
     dense_tensor_view v{};

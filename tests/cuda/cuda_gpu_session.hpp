@@ -70,6 +70,8 @@ public:
 
     // Runs `call` through the impl the pack registered for (call.op_kind, weight_type).
     dense_status run(dense_type_id weight_type, const dense_op_call& call);
+    // Runs `call` through the impl registered for (call.op_kind, weight_type, act_type).
+    dense_status run(dense_type_id weight_type, dense_type_id act_type, const dense_op_call& call);
 
 private:
     GpuSession() = default;

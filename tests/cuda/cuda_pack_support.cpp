@@ -106,6 +106,15 @@ const dense_op_impl* RecordingHost::find_op(dense_op_kind kind, dense_type_id we
     return nullptr;
 }
 
+const dense_op_impl* RecordingHost::find_op(dense_op_kind kind, dense_type_id weight_type,
+                                            dense_type_id act_type) const noexcept {
+    for (const RegisteredOp& op : ops_)
+        if (op.impl.op_kind == kind && op.impl.weight_type == weight_type && op.impl.act_type == act_type &&
+            op.impl.device_kind == DENSE_DEVICE_CUDA)
+            return &op.impl;
+    return nullptr;
+}
+
 std::string RecordingHost::log_text() const {
     std::string out;
     for (const LogLine& l : logs_) out += "[" + std::to_string(l.level) + "] " + l.message + "\n";

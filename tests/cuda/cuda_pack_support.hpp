@@ -65,6 +65,9 @@ public:
     const std::vector<RegisteredOp>& ops() const noexcept { return ops_; }
     // The registered impl for (kind, weight type) on CUDA, or nullptr.
     const dense_op_impl* find_op(dense_op_kind kind, dense_type_id weight_type) const noexcept;
+    // The registered impl for (kind, weight type, activation type) on CUDA, or nullptr (ops keyed by
+    // their activation too: GEMV_Q, QUANTIZE_ACT).
+    const dense_op_impl* find_op(dense_op_kind kind, dense_type_id weight_type, dense_type_id act_type) const noexcept;
     void clear_logs() { logs_.clear(); }
     // All log lines joined, for failure messages.
     std::string log_text() const;

@@ -22,6 +22,7 @@ struct Prepared {
     const uint8_t* src = nullptr;  // first byte to decode
     float* dst = nullptr;
     int64_t n_elements = 0;
+    RowSelect select;  // EMBED_ROW with the row in device memory (src1)
 };
 
 struct Verdict {
@@ -70,10 +71,15 @@ std::string validate_dequantize(const OpContext& ctx, const dense_op_call& c, Pr
     return {};
 }
 
+// The row comes from dense_embed_row_params (one src), or from an I32 {1} tensor in device memory
+// (two srcs: what a captured token step uses; the kernel reads it and writes NaN for a row outside
+// the table, which the step's finite check turns into an error).
 std::string validate_embed_row(const OpContext& ctx, const dense_op_call& c, Prepared& p) {
+    const bool indirect = c.n_src == 2;
     int64_t row = 0;
     std::string err = first_error(
-        [&] { return check_counts(c, 1, 1); }, [&] { return check_contiguous(c.src[0], "src0 (table)", *ctx.format); },
+        [&] { return check_counts(c, indirect ? 2 : 1, 1); },
+        [&] { return check_contiguous(c.src[0], "src0 (table)", *ctx.format); },
         [&] {
             return check_shape(c.src[0], "src0 (table)", {c.src[0].ne[0], c.src[0].ne[1], 1, 1});
         },
@@ -83,6 +89,16 @@ std::string validate_embed_row(const OpContext& ctx, const dense_op_call& c, Pre
         },
         [&] { return check_same_device(c.src[0], c.dst[0]); },
         [&]() -> std::string {
+            if (!indirect) return {};
+            const dense_tensor_view& r = c.src[1];
+            if (r.type != DENSE_TYPE_I32) return "src1 (row) must be I32";
+            if (r.ne[0] != 1 || r.ne[1] != 1 || r.ne[2] != 1 || r.ne[3] != 1) return "src1 (row) must be {1}";
+            if (r.data == nullptr) return "src1 (row) data is NULL";
+            if (reinterpret_cast<uintptr_t>(r.data) % 4 != 0) return "src1 (row) is not 4-byte aligned";
+            return check_same_device(c.src[1], c.dst[0]);
+        },
+        [&]() -> std::string {
+            if (indirect) return {};
             const auto* params = static_cast<const dense_embed_row_params*>(c.params);
             if (params == nullptr) return "params (dense_embed_row_params) is NULL";
             if (params->hdr.abi_major != DENSE_ABI_MAJOR)
@@ -102,6 +118,7 @@ std::string validate_embed_row(const OpContext& ctx, const dense_op_call& c, Pre
     p.src = static_cast<const uint8_t*>(c.src[0].data) + row * row_bytes;
     p.dst = static_cast<float*>(c.dst[0].data);
     p.n_elements = c.src[0].ne[0];
+    if (indirect) p.select = RowSelect{static_cast<const int32_t*>(c.src[1].data), row_bytes, c.src[0].ne[1]};
     return {};
 }
 
@@ -136,7 +153,7 @@ dense_status execute(const OpContext& ctx, const Prepared& p) {
     const dense_status s = use_device(ctx.pack->host, ctx.name, p.call.dst[0].device_index);
     if (s != DENSE_OK) return s;
     const cudaError_t err =
-        ctx.format->dequantize(p.src, p.dst, p.n_elements, static_cast<cudaStream_t>(p.call.stream));
+        ctx.format->dequantize(p.src, p.dst, p.n_elements, static_cast<cudaStream_t>(p.call.stream), p.select);
     return report_cuda(ctx.pack->host, ctx.name, "kernel launch (" + std::to_string(p.n_elements) + " elements)", err);
 }
 
@@ -165,8 +182,7 @@ dense_status run_cb(void* user, const dense_op_call* call) noexcept {
     });
 }
 
-}  // namespace
-
+// The impl for ctx (ctx.kind, ctx.format); ctx must outlive every use the host makes of it.
 dense_op_impl make_op_impl(OpContext& ctx) noexcept {
     auto impl = dense::sdk::make_struct<dense_op_impl>();
     impl.op_kind = ctx.kind;
@@ -180,6 +196,22 @@ dense_op_impl make_op_impl(OpContext& ctx) noexcept {
     impl.run = run_cb;
     impl.workspace_bytes = nullptr;  // needs none
     return impl;
+}
+
+}  // namespace
+
+void plan_dequant_ops(PackState& state) {
+    for (const CudaFormat& f : cuda_formats()) {
+        for (const auto& [kind, label] : {std::pair{DENSE_OP_DEQUANTIZE, "dequantize"}, std::pair{DENSE_OP_EMBED_ROW, "embed_row"}}) {
+            OpContext ctx;
+            ctx.pack = &state;
+            ctx.format = &f;
+            ctx.kind = static_cast<dense_op_kind>(kind);
+            ctx.name = state.name + "." + label + "." + f.name;
+            ctx.make_impl = make_op_impl;
+            state.ops.push_back(std::move(ctx));
+        }
+    }
 }
 
 }  // namespace dense::cuda

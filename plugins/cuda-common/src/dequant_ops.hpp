@@ -16,7 +16,7 @@
 
 namespace dense::cuda {
 
-// The impl for ctx (ctx.kind, ctx.format); ctx must outlive every use the host makes of it.
-dense_op_impl make_op_impl(OpContext& ctx) noexcept;
+// Appends the DEQUANTIZE and EMBED_ROW contexts of every format to state.ops.
+void plan_dequant_ops(PackState& state);
 
 }  // namespace dense::cuda

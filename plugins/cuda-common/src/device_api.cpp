@@ -118,6 +118,65 @@ dense_status mem_info_cb(void* user, uint32_t device_index, uint64_t* free_bytes
     });
 }
 
+dense_status copy_on_device_cb(void* user, uint32_t device_index, void* dst, const void* src, uint64_t bytes,
+                               void* stream) noexcept {
+    return copy(user, device_index, dst, src, bytes, stream, cudaMemcpyDeviceToDevice, "copy on device");
+}
+
+dense_status memset_async_cb(void* user, uint32_t device_index, void* dst, uint32_t value, uint64_t bytes,
+                             void* stream) noexcept {
+    if (bytes == 0) return DENSE_OK;
+    if (dst == nullptr) return invalid(user, "memset: dst is NULL");
+    if (value > 0xFFu) return invalid(user, "memset: value is not a byte");
+    return on_device(user, device_index, "memset", [&](const PackState& st) {
+        return report_cuda(st.host, st.name, "cudaMemsetAsync(" + std::to_string(bytes) + " bytes)",
+                           cudaMemsetAsync(dst, static_cast<int>(value), static_cast<size_t>(bytes),
+                                           static_cast<cudaStream_t>(stream)));
+    });
+}
+
+// Capture in thread-local mode: other threads of the process (a loader, a logger) may keep making
+// CUDA calls while this thread records its stream.
+dense_status capture_begin_cb(void* user, uint32_t device_index, void* stream) noexcept {
+    if (stream == nullptr) return invalid(user, "capture_begin: the legacy default stream cannot be captured");
+    return on_device(user, device_index, "capture_begin", [&](const PackState& st) {
+        return report_cuda(st.host, st.name, "cudaStreamBeginCapture",
+                           cudaStreamBeginCapture(static_cast<cudaStream_t>(stream), cudaStreamCaptureModeThreadLocal));
+    });
+}
+
+dense_status capture_end_cb(void* user, uint32_t device_index, void* stream, void** out_graph) noexcept {
+    if (out_graph == nullptr) return invalid(user, "capture_end: out_graph is NULL");
+    *out_graph = nullptr;
+    return on_device(user, device_index, "capture_end", [&](const PackState& st) {
+        cudaGraph_t graph = nullptr;
+        dense_status s = report_cuda(st.host, st.name, "cudaStreamEndCapture",
+                                     cudaStreamEndCapture(static_cast<cudaStream_t>(stream), &graph));
+        if (s != DENSE_OK) return s;
+        cudaGraphExec_t exec = nullptr;
+        s = report_cuda(st.host, st.name, "cudaGraphInstantiate", cudaGraphInstantiate(&exec, graph, 0));
+        (void)cudaGraphDestroy(graph);  // the executable graph keeps what it needs
+        if (s == DENSE_OK) *out_graph = exec;
+        return s;
+    });
+}
+
+dense_status graph_launch_cb(void* user, uint32_t device_index, void* graph, void* stream) noexcept {
+    if (graph == nullptr) return invalid(user, "graph_launch: graph is NULL");
+    return on_device(user, device_index, "graph_launch", [&](const PackState& st) {
+        return report_cuda(st.host, st.name, "cudaGraphLaunch",
+                           cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph), static_cast<cudaStream_t>(stream)));
+    });
+}
+
+void graph_destroy_cb(void* user, uint32_t device_index, void* graph) noexcept {
+    if (graph == nullptr) return;
+    (void)on_device(user, device_index, "graph_destroy", [&](const PackState& st) {
+        return report_cuda(st.host, st.name, "cudaGraphExecDestroy",
+                           cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph)));
+    });
+}
+
 }  // namespace
 
 dense_device_api make_device_api() noexcept {
@@ -130,6 +189,12 @@ dense_device_api make_device_api() noexcept {
     api.stream_destroy = stream_destroy_cb;
     api.stream_sync = stream_sync_cb;
     api.mem_info = mem_info_cb;
+    api.copy_on_device = copy_on_device_cb;
+    api.memset_async = memset_async_cb;
+    api.capture_begin = capture_begin_cb;
+    api.capture_end = capture_end_cb;
+    api.graph_launch = graph_launch_cb;
+    api.graph_destroy = graph_destroy_cb;
     return api;
 }
 

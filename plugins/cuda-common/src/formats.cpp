@@ -29,6 +29,11 @@ std::span<const CudaFormat> cuda_formats() noexcept {
     return kFormats;
 }
 
+const CudaFormat& q8_32_format() noexcept {
+    static constexpr CudaFormat kQ8_32{DENSE_TYPE_Q8_32, "q8_32", 32, 40, nullptr};
+    return kQ8_32;
+}
+
 const CudaFormat* find_cuda_format(dense_type_id type) noexcept {
     for (const CudaFormat& f : kFormats)
         if (f.type == type) return &f;

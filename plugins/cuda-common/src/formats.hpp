@@ -25,4 +25,9 @@ std::span<const CudaFormat> cuda_formats() noexcept;
 // nullptr if this pack does not decode the type.
 const CudaFormat* find_cuda_format(dense_type_id type) noexcept;
 
+// Q8_32 (dense_abi.h), the activation format of the quantized GEMV: not storable, so not in
+// cuda_formats() and never dequantized here (dequantize is null). block_bytes = 40 is its size per
+// 32 elements (codes, d and s), the nb[0] its views carry.
+const CudaFormat& q8_32_format() noexcept;
+
 }  // namespace dense::cuda

@@ -2,9 +2,11 @@
 // target_tuning.hpp). Neither score nor init makes a CUDA call: scoring must not create a context,
 // and init only registers ops and hands out the device api, so both work on a machine without a
 // GPU or driver. The first CUDA call happens when the host uses the device api or runs an op.
+#include "activation_ops.hpp"
 #include "dequant_ops.hpp"
 #include "device_api.hpp"
 #include "formats.hpp"
+#include "gemv_ops.hpp"
 #include "pack_score.hpp"
 #include "pack_state.hpp"
 #include "target_tuning.hpp"
@@ -35,14 +37,12 @@ dense_status init(dense::sdk::Host host, dense_pack** out) {
     state->version = version_string();
     state->device = make_device_api();
 
-    const auto formats = cuda_formats();
-    state->ops.reserve(2 * formats.size());  // never reallocates: the host keeps &ops[i]
-    for (const CudaFormat& f : formats) {
-        state->ops.push_back({state.get(), &f, DENSE_OP_DEQUANTIZE, state->name + ".dequantize." + f.name});
-        state->ops.push_back({state.get(), &f, DENSE_OP_EMBED_ROW, state->name + ".embed_row." + f.name});
-    }
+    // Each op family appends its contexts; one registration loop below.
+    plan_dequant_ops(*state);
+    plan_gemv_ops(*state);
+    plan_activation_ops(*state);
     for (OpContext& ctx : state->ops) {
-        const dense_status s = host.register_op(make_op_impl(ctx));
+        const dense_status s = host.register_op(ctx.make_impl(ctx));
         if (s != DENSE_OK) {
             host.error(state->name + ": registering " + ctx.name + " failed with status " + std::to_string(s));
             // The host may already hold the impls registered before this one, whose `user` points into

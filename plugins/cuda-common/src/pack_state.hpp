@@ -1,6 +1,6 @@
 // Everything one dense_pack_init creates; dense_pack.user points here and dense_pack_release
-// deletes it. The op contexts live in a vector reserved up front: the host keeps pointers to them
-// (dense_op_impl.user), so they never move.
+// deletes it. The op contexts live in a deque: the host keeps pointers to them (dense_op_impl.user),
+// and a deque never moves an element when another is appended.
 #pragma once
 
 #include "formats.hpp"
@@ -8,19 +8,23 @@
 #include <dense/abi/dense_abi.h>
 #include <dense/sdk/pack.hpp>
 
+#include <deque>
 #include <string>
-#include <vector>
 
 namespace dense::cuda {
 
 struct PackState;
 
-// What one registered op implementation needs at call time.
+// What one registered op implementation needs at call time. Each op family (dequant_ops.hpp, ...)
+// fills the contexts of its ops and supplies `make_impl`, which builds the dense_op_impl the host
+// registers (its callbacks get the context back as `user`).
 struct OpContext {
     const PackState* pack = nullptr;
-    const CudaFormat* format = nullptr;
+    const CudaFormat* format = nullptr;      // the weight format; null for activation-only ops
+    const CudaFormat* act_format = nullptr;  // the activation format a GEMV consumes; else null
     dense_op_kind kind = 0;
     std::string name;  // "cuda-sm90.dequantize.q4_k": the impl name and the log prefix
+    dense_op_impl (*make_impl)(OpContext& ctx) noexcept = nullptr;
 };
 
 struct PackState {
@@ -31,7 +35,7 @@ struct PackState {
     std::string version;  // dense_pack.version
     dense_pack pack{};
     dense_device_api device{};
-    std::vector<OpContext> ops;
+    std::deque<OpContext> ops;
 };
 
 }  // namespace dense::cuda

@@ -21,10 +21,39 @@ inline constexpr uint32_t kTargetCcMinor = DENSE_CUDA_TARGET_CC % 10;
 // grid-stride loop covers larger tensors.
 inline constexpr int kDequantThreads = 256;
 inline constexpr int kDequantMaxBlocks = 132 * 8;
+// Quantized GEMV (kernels/gemv_kernel.cuh). Batch-1 GEMV streams every weight byte once, so what
+// matters is bytes in flight (HBM3e at 4.8 TB/s with ~0.7 us of loaded latency needs ~25-35 KB
+// outstanding per SM) and instructions per byte. Each warp keeps up to kGemvMaxStages work items
+// of ~kGemvItemBytes in flight (cp.async into shared memory), about kGemvBytesInFlightPerWarp;
+// blocks of 8 warps, at most 64 registers so 4 blocks (32 warps) fit per SM, and K splits chosen
+// to fill kGemvResidentWarps slots evenly, so short matrices (1024 or 48 rows) still spread over
+// the GPU. Shared memory stays within the 48 KB a launch gets without opting in.
+inline constexpr int kGemvWarps = 8;
+inline constexpr int kGemvMinBlocksPerSm = 4;  // 32 resident warps: at most 64 registers per thread
+inline constexpr int kGemvResidentWarps = 132 * 32;  // 132 SMs x 4 blocks of 8 warps
+inline constexpr int kGemvItemBytes = 2304;
+inline constexpr int kGemvBytesInFlightPerWarp = 4096;
+inline constexpr int kGemvMaxStages = 4;
+inline constexpr int kGemvMaxSharedBytes = 48 * 1024;
+// Float-weight GEMV and the activation quantizer: plain one-warp-per-row / one-warp-per-block
+// kernels (small tensors; they never carry the bulk of a model's bytes).
+inline constexpr int kFloatGemvThreads = 256;
+inline constexpr int kQuantizeThreads = 256;
 #elif DENSE_CUDA_TARGET_CC == 120
 // Consumer Blackwell (RTX 50xx: up to 170 SMs, 1536 threads per SM).
 inline constexpr int kDequantThreads = 256;
 inline constexpr int kDequantMaxBlocks = 170 * 6;
+// GEMV: as sm90 (see there), with the K split aimed at 12 warps per SM (1536 threads per SM) and a
+// smaller in-flight budget per warp (GDDR7 at ~1.8 TB/s over up to 170 SMs).
+inline constexpr int kGemvWarps = 8;
+inline constexpr int kGemvMinBlocksPerSm = 3;  // 24 resident warps (of 48)
+inline constexpr int kGemvResidentWarps = 170 * 24;  // 170 SMs x 3 blocks of 8 warps
+inline constexpr int kGemvItemBytes = 2304;
+inline constexpr int kGemvBytesInFlightPerWarp = 3072;
+inline constexpr int kGemvMaxStages = 4;
+inline constexpr int kGemvMaxSharedBytes = 48 * 1024;
+inline constexpr int kFloatGemvThreads = 256;
+inline constexpr int kQuantizeThreads = 256;
 #else
 #error "no tuning constants for this DENSE_CUDA_TARGET_CC; add a section to target_tuning.hpp"
 #endif

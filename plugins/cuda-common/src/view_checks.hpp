@@ -26,6 +26,13 @@ std::string check_shape(const dense_tensor_view& v, const char* role, const std:
 // All views of one call on the same CUDA device.
 std::string check_same_device(const dense_tensor_view& a, const dense_tensor_view& b);
 
+// The byte ranges [data, data + bytes) of the two views do not overlap.
+std::string check_disjoint(const dense_tensor_view& dst, const char* dst_role, int64_t dst_bytes,
+                           const dense_tensor_view& src, const char* src_role, int64_t src_bytes);
+
+// v.data is a multiple of `alignment` (a power of two).
+std::string check_aligned(const dense_tensor_view& v, const char* role, uint32_t alignment);
+
 // Element count of a view accepted by check_contiguous.
 int64_t element_count(const dense_tensor_view& v) noexcept;
 

@@ -110,9 +110,11 @@ void print_timings(const Counters& c, double load_seconds) {
 
 std::unique_ptr<Runner> start(const model::RunConfig& config, const GenerateFlags& flags, const packs::PackPolicy& policy) {
     auto r = std::make_unique<Runner>();
-    r->model = load_model(config);
+    // Packs first: a model may store tensors in a format a pack registers (dense.type.<id> keys),
+    // which the GGUF reader can only resolve once the pack has registered it.
     r->packs = std::make_unique<packs::PackManager>(policy);
     r->packs->load();
+    r->model = load_model(config);
     r->tokenizer = std::make_unique<text::Tokenizer>(text::Tokenizer::from_gguf(r->model->file));
     exec::SessionOptions so;
     so.n_ctx = config.context;

@@ -2,6 +2,7 @@
 // returns the process exit code. Errors a user can cause are dense::Error, caught in main.
 #pragma once
 
+#include "cli/bench_flags.hpp"
 #include "cli/generate_flags.hpp"
 #include "cli/synth_flags.hpp"
 #include "model/run_config.hpp"
@@ -28,6 +29,12 @@ int cmd_generate(const model::RunConfig& config, const GenerateFlags& flags, con
 // `dense-rt tokenize -m F "text"` / `dense-rt detokenize -m F 1,2,3`: ids as comma-separated text.
 int cmd_tokenize(const model::RunConfig& config, const std::string& text, bool parse_special);
 int cmd_detokenize(const model::RunConfig& config, const std::string& ids, bool render_special);
+
+// `dense-rt bench`: llama-bench-style model benchmark (pp/tg at depths; markdown, JSON, SVG) and
+// the per-format GEMV micro-bench against a bandwidth ceiling measured in the same run.
+// `config` is null with --gemv-only.
+int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const packs::PackPolicy& policy,
+              const std::string& command_line);
 
 // `dense-rt synth`: writes a synthetic qwen35 GGUF (any shape, any quant mix, seeded random weights)
 // and checks that it binds to models/qwen35.yaml.

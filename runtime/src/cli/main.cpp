@@ -99,6 +99,21 @@ int main(int argc, char** argv) {
     synth->add_flag("--tied", syn.dims.tied, "No output.weight: the LM head is tied to token_embd");
     synth->add_flag("--mtp", syn.dims.mtp, "Append the MTP block (nextn_predict_layers = 1)");
 
+    // `dense-rt bench` (cli/cmd_bench.cpp): llama-bench-style model bench and the GEMV micro-bench.
+    dense::cli::BenchFlags bf;
+    auto* bench = app.add_subcommand("bench", "Benchmark: pp/tg tok/s at context depths, and GEMV GB/s per format");
+    bench->add_option("-p,--n-prompt", bf.prompt_tokens, "Prompt tokens per pp test (0: none)")->capture_default_str();
+    bench->add_option("-n,--n-gen", bf.gen_tokens, "Generated tokens per tg test (0: none)")->capture_default_str();
+    bench->add_option("-d,--depth", bf.depths, "Context depths, comma-separated (e.g. 0,8192,32768)")->capture_default_str();
+    bench->add_option("-r,--repetitions", bf.reps, "Repetitions per test")->capture_default_str();
+    bench->add_option("--json", bf.json_out, "Also write the results as JSON to FILE");
+    bench->add_option("--plot", bf.plot_out, "Also write an SVG plot of tok/s against depth to FILE");
+    bench->add_flag("--gemv", bf.gemv, "Also run the per-format GEMV micro-bench at the 27B shapes");
+    bench->add_flag("--gemv-only", bf.gemv_only, "Only the bandwidth ceiling and the GEMV micro-bench (no model)");
+    bench->add_option("--gemv-formats", bf.gemv_formats, "Formats for the GEMV micro-bench (default: all 12)")->delimiter(',');
+    bench->add_option("--ceiling-buffer", bf.ceiling_gib, "GiB per buffer of the bandwidth probe")->capture_default_str();
+    bench->add_flag("--cpu", bf.cpu, "Benchmark the CPU reference instead of the main device");
+
     dense::packs::PackPolicy policy;
     bool json = false;
     auto* packs = app.add_subcommand("packs", "List kernel packs, their scores per device and the ops they register");
@@ -121,6 +136,13 @@ int main(int argc, char** argv) {
     try {
         if (*info) return dense::cli::cmd_info(dense::cli::load_run_config(common));
         if (*synth) return dense::cli::cmd_synth(syn);
+        if (*bench) {
+            std::string line;
+            for (int i = 0; i < argc; ++i) line += (i ? " " : "") + std::string(argv[i]);
+            if (bf.gemv_only) return dense::cli::cmd_bench(nullptr, bf, dense::cli::pack_policy_for(nullptr, policy), line);
+            const auto config = dense::cli::load_run_config(common);
+            return dense::cli::cmd_bench(&config, bf, dense::cli::pack_policy_for(&config, policy), line);
+        }
         if (*tokenize) return dense::cli::cmd_tokenize(dense::cli::load_run_config(common), tok_text, !tok_no_special);
         if (*detokenize)
             return dense::cli::cmd_detokenize(dense::cli::load_run_config(common), detok_ids, !tok_no_special);

@@ -38,6 +38,7 @@ public:
     void to_device(void* dst, const void* src, uint64_t bytes) override { std::memcpy(dst, src, bytes); }
     void to_host(void* dst, const void* src, uint64_t bytes) override { std::memcpy(dst, src, bytes); }
     void sync() override {}
+    void copy(void* dst, const void* src, uint64_t bytes) override { std::memmove(dst, src, bytes); }
     void* stream() const noexcept override { return nullptr; }
     uint64_t allocated_bytes() const noexcept override { return total_; }
 
@@ -57,6 +58,8 @@ public:
             api_.stream_sync(user_, index_, stream_);
             api_.stream_destroy(user_, index_, stream_);
         }
+        for (void* g : graphs_)
+            if (g != nullptr) api_.graph_destroy(user_, index_, g);
         for (void* p : blocks_) api_.free(user_, index_, p);
     }
     dense_device_kind kind() const noexcept override { return DENSE_DEVICE_CUDA; }
@@ -74,13 +77,42 @@ public:
         return p;
     }
     void zero(void* dst, uint64_t bytes) override {
-        // The device API has no memset: copy from a zeroed host block, in chunks.
+        if (api_.memset_async != nullptr) {
+            check(api_.memset_async(user_, index_, dst, 0, bytes, stream_), "clearing device memory");
+            return;
+        }
+        // An ABI 1.0 pack has no memset: copy from a zeroed host block, in chunks.
         static const std::vector<std::byte> zeros(size_t{4} << 20);
         for (uint64_t off = 0; off < bytes; off += zeros.size()) {
             const uint64_t n = std::min<uint64_t>(zeros.size(), bytes - off);
-            check(api_.copy_to_device(user_, index_, static_cast<std::byte*>(dst) + off, zeros.data(), n, nullptr),
+            check(api_.copy_to_device(user_, index_, static_cast<std::byte*>(dst) + off, zeros.data(), n, stream_),
                   "clearing device memory");
         }
+        sync();  // the host block is shared by every call
+    }
+    void copy(void* dst, const void* src, uint64_t bytes) override {
+        if (api_.copy_on_device == nullptr)
+            throw Error(ErrorKind::Device, label_ + ": the pack's device API (ABI 1.0) cannot copy on the device");
+        check(api_.copy_on_device(user_, index_, dst, src, bytes, stream_), "copying on the device");
+    }
+    bool can_capture() const noexcept override {
+        return api_.capture_begin != nullptr && api_.capture_end != nullptr && api_.graph_launch != nullptr &&
+               api_.graph_destroy != nullptr;
+    }
+    void begin_capture() override { check(api_.capture_begin(user_, index_, stream_), "starting a graph capture"); }
+    void* end_capture() override {
+        void* graph = nullptr;
+        check(api_.capture_end(user_, index_, stream_, &graph), "finishing a graph capture");
+        graphs_.push_back(graph);
+        return graph;
+    }
+    void launch(void* graph) override { check(api_.graph_launch(user_, index_, graph, stream_), "launching the step graph"); }
+    void release_graph(void* graph) noexcept override {
+        for (auto& g : graphs_)
+            if (g == graph) {
+                api_.graph_destroy(user_, index_, g);
+                g = nullptr;
+            }
     }
     void to_device(void* dst, const void* src, uint64_t bytes) override {
         check(api_.copy_to_device(user_, index_, dst, src, bytes, stream_), "copying to the device");
@@ -104,6 +136,7 @@ private:
     std::string label_;
     void* stream_ = nullptr;
     std::vector<void*> blocks_;
+    std::vector<void*> graphs_;
     uint64_t total_ = 0;
 };
 

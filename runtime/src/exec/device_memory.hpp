@@ -26,6 +26,16 @@ public:
     virtual void sync() = 0;
     virtual void* stream() const noexcept = 0;  // NULL on the CPU
     virtual uint64_t allocated_bytes() const noexcept = 0;
+    // dst = src, both in this memory (async on stream()).
+    virtual void copy(void* dst, const void* src, uint64_t bytes) = 0;
+
+    // Recording the work enqueued on stream() into a replayable device graph (a CUDA graph): the
+    // token step is captured once and replayed every token. Only when can_capture().
+    virtual bool can_capture() const noexcept { return false; }
+    virtual void begin_capture() {}
+    virtual void* end_capture() { return nullptr; }   // the graph; owned by this memory until released
+    virtual void launch(void* /*graph*/) {}
+    virtual void release_graph(void* /*graph*/) noexcept {}
 };
 
 // Plain host memory (CPU packs): transfers are memcpy, sync is a no-op.

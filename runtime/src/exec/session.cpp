@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/type_table.hpp"
+#include "packs/activation_choice.hpp"
 
 #include <cstring>
 
@@ -23,30 +24,6 @@ std::string status_text(dense_status s) {
     }
 }
 
-// The activation type a weight format's GEMV consumes on `device`: the type table's pairing when a
-// usable pack implements it there, else the first other activation type some usable pack pairs
-// the format with (GPU packs use Q8_32 for every quantized format).
-std::function<dense_type_id(dense_type_id)> activation_chooser(const packs::PackManager& packs, size_t device) {
-    const auto kind = packs.devices().at(device).kind();
-    const auto ranks = packs.ranks_for(device);
-    return [&packs, kind, ranks](dense_type_id weight) {
-        auto usable = [&](dense_type_id act) {
-            for (const auto& c : packs.registry().candidates(packs::OpKey{DENSE_OP_GEMV_Q, weight, act, kind})) {
-                const auto* r = ranks.find(c.pack);
-                if (r != nullptr && r->score > 0) return true;
-            }
-            return false;
-        };
-        const TypeInfo* t = global_type_table().find(weight);
-        const dense_type_id preferred = t ? t->act_type : DENSE_TYPE_NONE;
-        if (usable(preferred)) return preferred;
-        for (dense_type_id act : {DENSE_TYPE_Q8_32, DENSE_TYPE_Q8_0, DENSE_TYPE_Q8_K, DENSE_TYPE_F32, DENSE_TYPE_F16,
-                                  DENSE_TYPE_BF16})
-            if (usable(act)) return act;
-        return preferred;  // selection will then report the missing op precisely
-    };
-}
-
 }  // namespace
 
 Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, const packs::PackManager& packs,
@@ -60,7 +37,7 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     go.kv_type = options.kv_type;
     go.device_kind = device.kind();
     go.weight_pointer = [this](const gguf::TensorInfo* t) { return weights_->pointer(t); };
-    go.activation_for = activation_chooser(packs, options.device);
+    go.activation_for = packs::gemv_activation_chooser(packs, options.device, options.gemv_activation);
     graph_[0] = graph::build_graph(model, spec, go);
 
     // Step inputs first, as one block, so a step uploads them with one copy.
@@ -97,6 +74,7 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
             n.call.n_threads = static_cast<uint32_t>(std::max(options.threads, 0));
         }
     }
+    device_graph_ = options.device_graph && memory_->can_capture();
     logits_host_.resize(static_cast<size_t>(graph_[0].n_vocab));
     hidden_host_.resize(static_cast<size_t>(graph_[0].n_embd));
 }
@@ -121,6 +99,30 @@ void Session::run_nodes(const graph::Graph& g, bool want_logits) {
     }
 }
 
+// The captured graph reads token, position and n_kv from step_inputs_ on the device, so one capture
+// per (parity, want_logits) serves every later token.
+void Session::run_step(const graph::Graph& g, bool want_logits) {
+    if (!device_graph_ || observer_) {
+        run_nodes(g, want_logits);
+        return;
+    }
+    void*& graph = step_graph_[parity_][want_logits ? 1 : 0];
+    if (graph == nullptr) {
+        memory_->begin_capture();
+        try {
+            run_nodes(g, want_logits);
+        } catch (...) {
+            try {
+                memory_->release_graph(memory_->end_capture());
+            } catch (...) {
+            }
+            throw;
+        }
+        graph = memory_->end_capture();
+    }
+    memory_->launch(graph);
+}
+
 void Session::step(int32_t token, bool want_logits) {
     const graph::Graph& g = graph_[parity_];
     if (token < 0 || token >= g.n_vocab)
@@ -135,7 +137,7 @@ void Session::step(int32_t token, bool want_logits) {
     hidden_fresh_ = false;
     try {
         memory_->to_device(step_inputs_, inputs, sizeof inputs);
-        run_nodes(g, want_logits);
+        run_step(g, want_logits);
         memory_->to_host(&status, step_inputs_ + 3, 4);
         if (want_logits) memory_->to_host(logits_host_.data(), buffers_[g.logits], logits_host_.size() * 4);
         memory_->sync();
@@ -177,6 +179,14 @@ void Session::reset() {
     position_ = 0;
     logits_valid_ = false;
     hidden_fresh_ = false;
+}
+
+void Session::skip_positions_for_bench(int64_t n) {
+    if (n < 0 || position_ + n > graph_[0].n_ctx)
+        throw Error(ErrorKind::Usage, "bench depth " + std::to_string(position_ + n) + " does not fit the context of " +
+                                          std::to_string(graph_[0].n_ctx) + " tokens");
+    position_ += n;
+    logits_valid_ = false;
 }
 
 std::vector<std::byte> Session::snapshot_state() const {

@@ -29,6 +29,12 @@ struct SessionOptions {
     dense_type_id kv_type = DENSE_TYPE_F16;
     size_t device = 0;  // index into PackManager::devices()
     int32_t threads = 0;
+    // Capture the token step as a device graph once and replay it (GPU packs of ABI >= 1.1). Off:
+    // every op is called every token (debugging; the layer observer always runs uncaptured).
+    bool device_graph = true;
+    // GEMV activation format to use wherever a pack pairs it with the weight (NONE: the device's
+    // own choice). Tests set Q8_32 on cpu-ref to hold the GPU to the same activation rounding.
+    dense_type_id gemv_activation = DENSE_TYPE_NONE;
 };
 
 // Called after every trunk layer when set: (layer, position, hidden state after the layer). On a
@@ -58,6 +64,12 @@ public:
     std::string device_label() const { return memory_->label(); }
 
     void reset();  // position 0, state and caches zeroed
+
+    // Benchmarks only: moves the position forward by n without computing anything, so the next step
+    // attends over n more KV positions (whatever the cache holds there: zeros after reset()). This
+    // measures a step's cost at depth without paying for the prefill; it is not a valid model state.
+    // Throws dense::Error(Usage) past the context.
+    void skip_positions_for_bench(int64_t n);
     void set_layer_observer(LayerObserver observer) { observer_ = std::move(observer); }
 
     // Bytes of the committed recurrent state of every layer (for tests of the commit rule).
@@ -65,6 +77,7 @@ public:
 
 private:
     void run_nodes(const graph::Graph& g, bool want_logits);
+    void run_step(const graph::Graph& g, bool want_logits);  // replayed graph or node by node
 
     std::unique_ptr<DeviceMemory> memory_;
     std::unique_ptr<WeightStore> weights_;
@@ -72,6 +85,8 @@ private:
     std::vector<void*> buffers_;  // one per graph buffer
     int32_t* step_inputs_ = nullptr;  // token, position, n_kv, status: adjacent, one copy per step
     int parity_ = 0;
+    bool device_graph_ = false;
+    void* step_graph_[2][2] = {};  // [parity][want_logits], captured on first use
     int64_t position_ = 0;
     bool logits_valid_ = false;
     mutable std::vector<float> logits_host_, hidden_host_;

@@ -112,7 +112,13 @@ static_assert(offsetof(dense_device_api, stream_create) == 40);
 static_assert(offsetof(dense_device_api, stream_destroy) == 48);
 static_assert(offsetof(dense_device_api, stream_sync) == 56);
 static_assert(offsetof(dense_device_api, mem_info) == 64);
-static_assert(sizeof(dense_device_api) == 72);
+static_assert(offsetof(dense_device_api, copy_on_device) == 72);  // ABI 1.1 from here on
+static_assert(offsetof(dense_device_api, memset_async) == 80);
+static_assert(offsetof(dense_device_api, capture_begin) == 88);
+static_assert(offsetof(dense_device_api, capture_end) == 96);
+static_assert(offsetof(dense_device_api, graph_launch) == 104);
+static_assert(offsetof(dense_device_api, graph_destroy) == 112);
+static_assert(sizeof(dense_device_api) == 120);
 
 static_assert(offsetof(dense_pack, hdr) == 0);
 static_assert(offsetof(dense_pack, name) == 8);

@@ -19,6 +19,7 @@ namespace dense::packs {
 inline constexpr uint32_t kAbi10PackSize = 48;        // dense_pack
 inline constexpr uint32_t kAbi10OpImplSize = 72;      // dense_op_impl
 inline constexpr uint32_t kAbi10TypeTraitsSize = 40;  // dense_type_traits
+inline constexpr uint32_t kAbi10DeviceApiSize = 72;   // dense_device_api (1.1 appended six calls)
 
 // "" if *p may be read as a T (non-null, same major, at least min_size bytes), else the reason.
 template <class T>

@@ -20,7 +20,6 @@ namespace dense::packs {
 namespace {
 
 // Size of dense_device_api in ABI 1.0 (the least a 1.x pack writes); pinned in abi_layout_check.cpp.
-constexpr uint32_t kAbi10DeviceApiSize = 72;
 
 // Every library ever opened, by absolute path. Intentionally never destroyed, not even at exit:
 //  - unloading a pack while anything it registered may still be called is undefined behaviour, and

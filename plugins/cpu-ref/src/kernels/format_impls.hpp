@@ -61,4 +61,22 @@ float vec_dot_iq3_s_q8_k(const void* w, const void* a, int64_t n);
 void dequantize_iq4_xs(const void* blocks, float* out, int64_t n);
 float vec_dot_iq4_xs_q8_k(const void* w, const void* a, int64_t n);
 
+// q8_32.cpp (activation-only, dense_abi.h) and, in each weight format's file, its dot product
+// against it: one float term per 32-element activation block, summed in block order (the terms are
+// written out above each function; the CUDA GEMV kernels compute the same terms bit for bit).
+void quantize_q8_32(const float* x, void* out, int64_t n);
+void dequantize_q8_32(const void* blocks, float* out, int64_t n);
+float vec_dot_q8_0_q8_32(const void* w, const void* a, int64_t n);
+float vec_dot_iq4_nl_q8_32(const void* w, const void* a, int64_t n);
+float vec_dot_q2_k_q8_32(const void* w, const void* a, int64_t n);
+float vec_dot_q3_k_q8_32(const void* w, const void* a, int64_t n);
+float vec_dot_q4_k_q8_32(const void* w, const void* a, int64_t n);
+float vec_dot_q5_k_q8_32(const void* w, const void* a, int64_t n);
+float vec_dot_q6_k_q8_32(const void* w, const void* a, int64_t n);
+float vec_dot_iq2_xs_q8_32(const void* w, const void* a, int64_t n);
+float vec_dot_iq2_s_q8_32(const void* w, const void* a, int64_t n);
+float vec_dot_iq3_xxs_q8_32(const void* w, const void* a, int64_t n);
+float vec_dot_iq3_s_q8_32(const void* w, const void* a, int64_t n);
+float vec_dot_iq4_xs_q8_32(const void* w, const void* a, int64_t n);
+
 }  // namespace dense::cpuref::detail

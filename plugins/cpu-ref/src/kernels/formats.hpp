@@ -9,6 +9,8 @@
 // Activation formats (what `vec_dot` / `gemv` consume, as in llama.cpp's CPU backend):
 //   K-quants and IQ2_XS/IQ2_S/IQ3_XXS/IQ3_S/IQ4_XS -> Q8_K;   Q8_0, IQ4_NL -> Q8_0;
 //   F32 -> F32;   F16 -> F16 (activation rounded to fp16);   BF16 -> BF16 (rounded to bf16).
+// Every quantized weight format also has a dot product against Q8_32 (DENSE_TYPE_Q8_32, the CUDA
+// packs' activation format; `vec_dot_act` / `gemv_act`): the oracle of the GPU GEMV kernels.
 #pragma once
 
 #include <dense/abi/dense_abi.h>
@@ -37,6 +39,8 @@ struct FormatKernels {
     // Byte offsets inside a block of the fp16 scale fields (d, dmin), -1 = absent. Random bytes there
     // can be NaN/Inf; tests use this to make random blocks with finite scales.
     int16_t fp16_field_offsets[2];
+    // Dot product against the Q8_32 activation; null for the float formats and activation formats.
+    VecDotFn vec_dot_q8_32;
 };
 
 // All formats the kernels implement (the 15 storable ones and Q8_K), in ascending type id.
@@ -62,7 +66,18 @@ float vec_dot(dense_type_id type, const void* blocks, const void* act_blocks, in
 // row_bytes(type, in)); `act` holds `in` elements in the activation format.
 void gemv(dense_type_id type, const void* weights, int64_t in, int64_t rows, const void* act, float* y);
 
-// x[0..n) -> n elements of activation format `act_type` (Q8_K, Q8_0, F32, F16 or BF16):
+// The dot product / GEMV of weight `type` against activation format `act_type`, which is either the
+// type's own act_type (then the same as vec_dot / gemv) or DENSE_TYPE_Q8_32. Throws
+// std::invalid_argument for any other pairing.
+float vec_dot_act(dense_type_id type, dense_type_id act_type, const void* blocks, const void* act_blocks, int64_t n);
+void gemv_act(dense_type_id type, dense_type_id act_type, const void* weights, int64_t in, int64_t rows,
+              const void* act, float* y);
+
+// True if vec_dot_act(type, act_type, ...) is implemented.
+bool has_vec_dot(dense_type_id type, dense_type_id act_type) noexcept;
+
+// x[0..n) -> n elements of activation format `act_type` (Q8_K, Q8_0, Q8_32, F32, F16 or BF16):
+//   Q8_32: dense-rt's GPU activation format (q8_32.cpp: d = amax/127, q = round-half-away(x/d));
 //   Q8_K: the reference quantizer of spec 5 (signed max, negative d, round half to even);
 //   Q8_0: the scalar reference quantizer of spec 6 (round half away from zero, fp16 d);
 //   F16 / BF16: round to nearest even; F32: copy.

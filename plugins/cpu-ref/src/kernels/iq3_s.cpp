@@ -67,4 +67,24 @@ float vec_dot_iq3_s_q8_k(const void* w, const void* a, int64_t n) {
     return sum;
 }
 
+// Against Q8_32, per 32-element activation block b = sub-block ib = b % 8 (ls = 1 + 2*scale):
+//   term = (d * da) * float(ls * sum_e qa * grid * sign)
+float vec_dot_iq3_s_q8_32(const void* w, const void* a, int64_t n) {
+    const auto* bw = static_cast<const uint8_t*>(w);
+    const auto* ba = static_cast<const uint8_t*>(a);
+    float sum = 0.0f;
+    for (int64_t b = 0; b < n / 32; ++b) {
+        const uint8_t* blk = bw + (b / 8) * kBlockBytes;
+        const int ib = static_cast<int>(b % 8);
+        int32_t t = 0;
+        for (int l = 0; l < 4; ++l) {
+            const uint32_t signs = sign_mask(blk, ib, l);
+            for (int j = 0; j < 8; ++j)
+                t += q832::q(ba, 32 * b + 8 * l + j) * magnitude(blk, ib, l, j) * isign_of(signs, j);
+        }
+        sum += (load_fp16(blk + kD) * q832::d(ba, n, b)) * to_f((1 + 2 * scale_nib(blk, ib)) * t);
+    }
+    return sum;
+}
+
 }  // namespace dense::cpuref::detail

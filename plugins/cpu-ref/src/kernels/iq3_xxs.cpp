@@ -68,4 +68,27 @@ float vec_dot_iq3_xxs_q8_k(const void* w, const void* a, int64_t n) {
     return 0.25f * sum;
 }
 
+// Against Q8_32, per 32-element activation block b = sub-block ib = b % 8 (ls = 2*scale+1; the
+// dequantizer's (0.5+scale)*0.5 = ls/4 puts the exact factor 0.25 on d):
+//   term = ((d * 0.25) * da) * float(ls * sum_e qa * grid * sign)
+float vec_dot_iq3_xxs_q8_32(const void* w, const void* a, int64_t n) {
+    const auto* bw = static_cast<const uint8_t*>(w);
+    const auto* ba = static_cast<const uint8_t*>(a);
+    float sum = 0.0f;
+    for (int64_t b = 0; b < n / 32; ++b) {
+        const uint8_t* blk = bw + (b / 8) * kBlockBytes;
+        const int ib = static_cast<int>(b % 8);
+        const uint32_t word = scale_signs(blk, ib);
+        int32_t t = 0;
+        for (int l = 0; l < 4; ++l) {
+            const uint32_t signs = sign_mask(word, l);
+            for (int j = 0; j < 8; ++j)
+                t += q832::q(ba, 32 * b + 8 * l + j) * magnitude(blk, ib, l, j) * isign_of(signs, j);
+        }
+        const int32_t ls = 2 * static_cast<int32_t>(word >> 28) + 1;
+        sum += ((load_fp16(blk + kD) * 0.25f) * q832::d(ba, n, b)) * to_f(ls * t);
+    }
+    return sum;
+}
+
 }  // namespace dense::cpuref::detail

@@ -42,4 +42,17 @@ float vec_dot_iq4_nl_q8_0(const void* w, const void* a, int64_t n) {
     return sum;
 }
 
+// Against Q8_32: term = (dw * da) * float(sum_e qa * kvalues[n]) per 32-element block.
+float vec_dot_iq4_nl_q8_32(const void* w, const void* a, int64_t n) {
+    const auto* bw = static_cast<const uint8_t*>(w);
+    const auto* ba = static_cast<const uint8_t*>(a);
+    float sum = 0.0f;
+    for (int64_t blk = 0; blk < n / kBlockElements; ++blk, bw += kBlockBytes) {
+        int32_t isum = 0;
+        for (int e = 0; e < kBlockElements; ++e) isum += code(bw, e) * q832::q(ba, 32 * blk + e);
+        sum += (load_fp16(bw) * q832::d(ba, n, blk)) * to_f(isum);
+    }
+    return sum;
+}
+
 }  // namespace dense::cpuref::detail

@@ -57,4 +57,20 @@ float vec_dot_iq4_xs_q8_k(const void* w, const void* a, int64_t n) {
     return sum;
 }
 
+// Against Q8_32, per 32-element activation block b = sub-block ib = b % 8:
+//   term = (d * da) * float((ls - 32) * sum_e qa * kvalues[n])
+float vec_dot_iq4_xs_q8_32(const void* w, const void* a, int64_t n) {
+    const auto* bw = static_cast<const uint8_t*>(w);
+    const auto* ba = static_cast<const uint8_t*>(a);
+    float sum = 0.0f;
+    for (int64_t b = 0; b < n / 32; ++b) {
+        const uint8_t* blk = bw + (b / 8) * kBlockBytes;
+        const int ib = static_cast<int>(b % 8);
+        int32_t t = 0;
+        for (int e = 0; e < 32; ++e) t += code(blk, 32 * ib + e) * q832::q(ba, 32 * b + e);
+        sum += (load_fp16(blk + kD) * q832::d(ba, n, b)) * to_f(scale(blk, ib) * t);
+    }
+    return sum;
+}
+
 }  // namespace dense::cpuref::detail

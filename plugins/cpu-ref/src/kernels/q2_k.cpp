@@ -56,4 +56,30 @@ float vec_dot_q2_k_q8_k(const void* w, const void* a, int64_t n) {
     return sum;
 }
 
+// Against Q8_32, per 32-element activation block b covering the 16-element sub-blocks j0 = 2(b%8)
+// and j0+1 (their mins need the per-16 code sums, the activation's s being per 32):
+//   isum = sc_j0 * sum16_0(q*qa) + sc_j1 * sum16_1(q*qa);  msum = m_j0 * sum16_0(qa) + m_j1 * sum16_1(qa)
+//   term = (d * da) * float(isum) - (dmin * da) * float(msum)
+float vec_dot_q2_k_q8_32(const void* w, const void* a, int64_t n) {
+    const auto* bw = static_cast<const uint8_t*>(w);
+    const auto* ba = static_cast<const uint8_t*>(a);
+    float sum = 0.0f;
+    for (int64_t b = 0; b < n / 32; ++b) {
+        const uint8_t* blk = bw + (b / 8) * kBlockBytes;
+        const int e0 = 32 * static_cast<int>(b % 8);
+        int32_t isum = 0;
+        int32_t msum = 0;
+        for (int half = 0; half < 2; ++half) {
+            const uint8_t sc = blk[kScales + (e0 + 16 * half) / 16];
+            int32_t sub = 0;
+            for (int e = e0 + 16 * half; e < e0 + 16 * half + 16; ++e) sub += code(blk, e) * q832::q(ba, 32 * b + e - e0);
+            isum += lo4(sc) * sub;
+            msum += hi4(sc) * q832::code_sum(ba, 32 * b + 16 * half, 16);
+        }
+        const float da = q832::d(ba, n, b);
+        sum += (load_fp16(blk + kD) * da) * to_f(isum) - (load_fp16(blk + kDmin) * da) * to_f(msum);
+    }
+    return sum;
+}
+
 }  // namespace dense::cpuref::detail

@@ -57,4 +57,21 @@ float vec_dot_q5_k_q8_k(const void* w, const void* a, int64_t n) {
     return sum;
 }
 
+// Against Q8_32: as Q4_K (q in 0..31).
+float vec_dot_q5_k_q8_32(const void* w, const void* a, int64_t n) {
+    const auto* bw = static_cast<const uint8_t*>(w);
+    const auto* ba = static_cast<const uint8_t*>(a);
+    float sum = 0.0f;
+    for (int64_t b = 0; b < n / 32; ++b) {
+        const uint8_t* blk = bw + (b / 8) * kBlockBytes;
+        const int j = static_cast<int>(b % 8);
+        const ScaleMin sm = k_scale_min(blk + kScales, j);
+        int32_t isum = 0;
+        for (int e = 0; e < 32; ++e) isum += code(blk, 32 * j + e) * q832::q(ba, 32 * b + e);
+        sum += (load_fp16(blk + kD) * q832::d(ba, n, b)) * to_f(sm.scale * isum) -
+               (load_fp16(blk + kDmin) * to_f(sm.min)) * q832::s(ba, n, b);
+    }
+    return sum;
+}
+
 }  // namespace dense::cpuref::detail

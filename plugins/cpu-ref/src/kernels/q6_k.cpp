@@ -50,4 +50,24 @@ float vec_dot_q6_k_q8_k(const void* w, const void* a, int64_t n) {
     return sum;
 }
 
+// Against Q8_32, as Q3_K with the int8 scales:
+//   term = (d * da) * float(sc_j0 * sum16_0(q*qa) + sc_j1 * sum16_1(q*qa))
+float vec_dot_q6_k_q8_32(const void* w, const void* a, int64_t n) {
+    const auto* bw = static_cast<const uint8_t*>(w);
+    const auto* ba = static_cast<const uint8_t*>(a);
+    float sum = 0.0f;
+    for (int64_t b = 0; b < n / 32; ++b) {
+        const uint8_t* blk = bw + (b / 8) * kBlockBytes;
+        const int e0 = 32 * static_cast<int>(b % 8);
+        int32_t isum = 0;
+        for (int half = 0; half < 2; ++half) {
+            int32_t sub = 0;
+            for (int e = e0 + 16 * half; e < e0 + 16 * half + 16; ++e) sub += code(blk, e) * q832::q(ba, 32 * b + e - e0);
+            isum += scale(blk, (e0 + 16 * half) / 16) * sub;
+        }
+        sum += (load_fp16(blk + kD) * q832::d(ba, n, b)) * to_f(isum);
+    }
+    return sum;
+}
+
 }  // namespace dense::cpuref::detail

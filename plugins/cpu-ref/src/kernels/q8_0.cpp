@@ -57,4 +57,18 @@ void quantize_q8_0(const float* x, void* out, int64_t n) {
     }
 }
 
+// Against the Q8_32 activation (q8_32.cpp): one term per 32-element block, summed in block order,
+//   term = (dw * da) * float(sum_e qw*qa).
+float vec_dot_q8_0_q8_32(const void* w, const void* a, int64_t n) {
+    const auto* bw = static_cast<const uint8_t*>(w);
+    const auto* ba = static_cast<const uint8_t*>(a);
+    float sum = 0.0f;
+    for (int64_t blk = 0; blk < n / q80::kBlockElements; ++blk, bw += q80::kBlockBytes) {
+        int32_t isum = 0;
+        for (int e = 0; e < q80::kBlockElements; ++e) isum += q80::q(bw, e) * q832::q(ba, 32 * blk + e);
+        sum += (q80::d(bw) * q832::d(ba, n, blk)) * to_f(isum);
+    }
+    return sum;
+}
+
 }  // namespace dense::cpuref::detail

@@ -85,6 +85,28 @@ inline int32_t q(const uint8_t* b, int e) noexcept {
 }
 }  // namespace q80
 
+// ---- Q8_32 activation (dense_abi.h, DENSE_TYPE_Q8_32): struct-of-arrays over the WHOLE vector of
+// n elements: int8 codes[n] @0, float d[n/32] @n, float s[n/32] @n + n/8. Accessors take the vector's
+// base and its element count, since the scale arrays sit after all the codes.
+namespace q832 {
+inline constexpr int kBlockElements = 32;
+inline int32_t q(const uint8_t* base, int64_t e) noexcept {
+    return as_i8(base[e]);
+}
+inline float d(const uint8_t* base, int64_t n, int64_t b) noexcept {
+    return load_f32(base + n + 4 * b);
+}
+inline float s(const uint8_t* base, int64_t n, int64_t b) noexcept {
+    return load_f32(base + n + n / 8 + 4 * b);
+}
+// Sum of the codes of elements [e0, e0 + len): the per-16 sums the Q2_K/Q3_K/Q6_K dots need.
+inline int32_t code_sum(const uint8_t* base, int64_t e0, int len) noexcept {
+    int32_t sum = 0;
+    for (int e = 0; e < len; ++e) sum += q(base, e0 + e);
+    return sum;
+}
+}  // namespace q832
+
 // ---- the 6-bit scale/min packing of Q4_K and Q5_K (spec 3.3) -----------------------------------
 struct ScaleMin {
     int scale;  // 0..63

@@ -65,14 +65,15 @@ std::string handle_gemv_q(const OpContext& ctx, const dense_op_call& c, Phase ph
     const int64_t in = c.src[0].ne[0], out = c.src[0].ne[1];
     auto* y = static_cast<float*>(c.dst[0].data);
     if (params.accumulate == 0) {
-        gemv(ctx.weight->type, c.src[0].data, in, out, c.src[1].data, y);
+        gemv_act(ctx.weight->type, ctx.act->type, c.src[0].data, in, out, c.src[1].data, y);
         return {};
     }
     // Row by row, so a token step allocates nothing: y[r] + (W x)[r], one float rounding each.
     const uint64_t stride = row_bytes(ctx.weight->type, in);
     const auto* rows = static_cast<const uint8_t*>(c.src[0].data);
     for (int64_t r = 0; r < out; ++r)
-        y[r] += vec_dot(ctx.weight->type, rows + static_cast<uint64_t>(r) * stride, c.src[1].data, in);
+        y[r] += vec_dot_act(ctx.weight->type, ctx.act->type, rows + static_cast<uint64_t>(r) * stride, c.src[1].data,
+                            in);
     return {};
 }
 

@@ -26,20 +26,24 @@ uint32_t score(const dense_hw_desc& hw) {
     return hw.device_kind == DENSE_DEVICE_CPU ? 1u : 0u;
 }
 
+// Name: "cpu-ref.<kind>.<weight or act>"; a GEMV_Q against an activation other than the weight's own
+// act_type also names the activation ("cpu-ref.gemv_q.q4_k.q8_32").
 void add_op(PackState& s, const dense::sdk::Host& host, dense_op_kind kind, const char* kind_name,
             const FormatKernels* weight, const FormatKernels* act) {
     auto ctx = std::make_unique<OpContext>(OpContext{host, kind, weight, act, {}});
     ctx->name = std::string("cpu-ref.") + kind_name;
     if (weight != nullptr || act != nullptr)
         ctx->name += std::string(".") + (weight != nullptr ? weight->name : act->name);
+    if (weight != nullptr && act != nullptr && act->type != weight->act_type) ctx->name += std::string(".") + act->name;
     s.ops.push_back(std::move(ctx));
 }
 
 // The registration list:
 //   DEQUANTIZE, EMBED_ROW:  every storable type (weight_type = the type, act_type NONE);
-//   GEMV_Q:                 every storable type with its activation format (formats.hpp);
-//   QUANTIZE_ACT:           every activation format (Q8_K, Q8_0, and F32/F16/BF16 for the float
-//                           weights, so every GEMV_Q act type has a producer), weight_type NONE;
+//   GEMV_Q:                 every storable type with its activation format (formats.hpp), and every
+//                           quantized type also with Q8_32 (the oracle of the CUDA packs' GEMV);
+//   QUANTIZE_ACT:           every activation format (Q8_K, Q8_0, Q8_32, and F32/F16/BF16 for the
+//                           float weights, so every GEMV_Q act type has a producer), weight_type NONE;
 //   every activation op:    one impl each, weight_type and act_type NONE (one impl takes all the
 //                           input types its op allows, e.g. both F16 and F32 KV caches).
 void plan_ops(PackState& s, const dense::sdk::Host& host) {
@@ -48,6 +52,7 @@ void plan_ops(PackState& s, const dense::sdk::Host& host) {
         add_op(s, host, DENSE_OP_DEQUANTIZE, "dequantize", &f, nullptr);
         add_op(s, host, DENSE_OP_EMBED_ROW, "embed_row", &f, nullptr);
         add_op(s, host, DENSE_OP_GEMV_Q, "gemv_q", &f, &format(f.act_type));
+        if (f.vec_dot_q8_32 != nullptr) add_op(s, host, DENSE_OP_GEMV_Q, "gemv_q", &f, &format(DENSE_TYPE_Q8_32));
     }
     for (const FormatKernels& f : all_formats())
         if (f.quantize != nullptr) add_op(s, host, DENSE_OP_QUANTIZE_ACT, "quantize_act", nullptr, &f);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "kernels/decode_common.cuh"
+#include "kernels/dequant_launchers.hpp"
 #include "target_tuning.hpp"
 
 #include <cuda_runtime.h>
@@ -19,10 +20,20 @@ namespace dense::cuda {
 
 template <class Fmt>
 __global__ void __launch_bounds__(tuning::kDequantThreads)
-    dequantize_kernel(const uint8_t* __restrict__ src, float* __restrict__ dst, int64_t n_items, bool vector_stores) {
+    dequantize_kernel(const uint8_t* __restrict__ src, float* __restrict__ dst, int64_t n_items, bool vector_stores,
+                      RowSelect select) {
     constexpr int kItemsPerBlock = Fmt::kBlockElems / Fmt::kItemElems;
     static_assert(Fmt::kBlockElems % Fmt::kItemElems == 0, "an item must not straddle blocks");
     const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    if (select.row != nullptr) {
+        const int64_t r = *select.row;
+        if (r < 0 || r >= select.n_rows) {  // the host checked the token; never read outside the table
+            for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n_items; i += stride)
+                for (int k = 0; k < Fmt::kItemElems; ++k) dst[i * Fmt::kItemElems + k] = __int_as_float(0x7FC00000);
+            return;
+        }
+        src += r * select.row_bytes;
+    }
     for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n_items; i += stride) {
         const int64_t block = i / kItemsPerBlock;
         const int item = static_cast<int>(i - block * kItemsPerBlock);
@@ -45,7 +56,7 @@ __global__ void __launch_bounds__(tuning::kDequantThreads)
 // Enqueues the decoding of n_elements (a multiple of Fmt::kBlockElems, checked by the caller) from
 // src to dst on `stream`. Returns cudaGetLastError() after the launch; no host synchronisation.
 template <class Fmt>
-cudaError_t launch_dequantize(const void* src, float* dst, int64_t n_elements, cudaStream_t stream) {
+cudaError_t launch_dequantize(const void* src, float* dst, int64_t n_elements, cudaStream_t stream, RowSelect select) {
     if (n_elements <= 0) return cudaSuccess;
     const int64_t n_items = n_elements / Fmt::kItemElems;
     const int64_t wanted = (n_items + tuning::kDequantThreads - 1) / tuning::kDequantThreads;
@@ -53,7 +64,7 @@ cudaError_t launch_dequantize(const void* src, float* dst, int64_t n_elements, c
     const unsigned blocks = static_cast<unsigned>(wanted < cap ? wanted : cap);
     const bool vector_stores = (reinterpret_cast<uintptr_t>(dst) % 16u) == 0;
     dequantize_kernel<Fmt><<<blocks, tuning::kDequantThreads, 0, stream>>>(static_cast<const uint8_t*>(src), dst,
-                                                                           n_items, vector_stores);
+                                                                           n_items, vector_stores, select);
     return cudaGetLastError();
 }
 

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define DENSE_ABI_MAJOR 1u
-#define DENSE_ABI_MINOR 0u
+#define DENSE_ABI_MINOR 1u
 
 /* dense_pack_score(NULL) returns the ABI version the pack was built against, encoded like this. It
  * lets the host refuse a pack of another major before it reads any struct the pack fills. */
@@ -316,6 +316,20 @@ typedef struct dense_device_api {
     void (*stream_destroy)(void* user, uint32_t device_index, void* stream);
     dense_status (*stream_sync)(void* user, uint32_t device_index, void* stream);
     dense_status (*mem_info)(void* user, uint32_t device_index, uint64_t* free_bytes, uint64_t* total_bytes);
+    /* ---- ABI 1.1 (absent from 1.0 packs: a host reads them only when struct_size covers them, and
+     * treats NULL as "not available"). All are asynchronous on `stream` unless said otherwise. */
+    /* dst = src within device memory; also the bench's copy-bandwidth probe. */
+    dense_status (*copy_on_device)(void* user, uint32_t device_index, void* dst, const void* src, uint64_t bytes,
+                                   void* stream);
+    /* bytes at dst = value (a byte). */
+    dense_status (*memset_async)(void* user, uint32_t device_index, void* dst, uint32_t value, uint64_t bytes,
+                                 void* stream);
+    /* Record everything the ops enqueue on `stream` between begin and end into a replayable graph
+     * (a CUDA graph): nothing runs while capturing. `*out_graph` is pack-owned until graph_destroy. */
+    dense_status (*capture_begin)(void* user, uint32_t device_index, void* stream);
+    dense_status (*capture_end)(void* user, uint32_t device_index, void* stream, void** out_graph);
+    dense_status (*graph_launch)(void* user, uint32_t device_index, void* graph, void* stream);
+    void (*graph_destroy)(void* user, uint32_t device_index, void* graph);
 } dense_device_api;
 
 typedef struct dense_pack {

@@ -1,0 +1,43 @@
+// SWIGLU and CHECK_FINITE (same views as cpu-ref's elementwise_ops.cpp).
+#include "act_handlers.hpp"
+
+#include "kernels/act_launchers.hpp"
+
+namespace dense::cuda::act {
+
+// gate {n}, up {n} -> dst {n}; dst must not overlap the inputs (the ABI does not allow aliasing).
+std::string handle_swiglu(Invocation& inv) {
+    const dense_op_call& c = inv.call;
+    int64_t n = 0;
+    std::string err = first_error(
+        [&] { return check_counts(c, 2, 1); }, [&] { return check_2d(c.src[0], "src0 (gate)"); },
+        [&] {
+            n = c.src[0].ne[0];
+            return check_matrix(c.src[0], "src0 (gate)", DENSE_TYPE_F32, n, 1, Rows::Contiguous);
+        },
+        [&] { return check_matrix(c.src[1], "src1 (up)", DENSE_TYPE_F32, n, 1, Rows::Contiguous); },
+        [&] { return check_matrix(c.dst[0], "dst", DENSE_TYPE_F32, n, 1, Rows::Contiguous); },
+        [&] { return check_disjoint(c.dst[0], "dst", c.src[0], "src0 (gate)"); },
+        [&] { return check_disjoint(c.dst[0], "dst", c.src[1], "src1 (up)"); });
+    if (!err.empty() || inv.phase != Phase::Run) return err;
+    launch(inv, "swiglu launch",
+           [&](cudaStream_t s) { return launch_swiglu(f32_in(c.src[0]), f32_in(c.src[1]), f32_out(c.dst[0]), n, s); });
+    return {};
+}
+
+// x {n} -> the I32 status word (device memory) is set to 1 if x holds a NaN or an Inf, else left as is.
+std::string handle_check_finite(Invocation& inv) {
+    const dense_op_call& c = inv.call;
+    std::string err = first_error(
+        [&] { return check_counts(c, 1, 1); }, [&] { return check_2d(c.src[0], "src0 (x)"); },
+        [&] { return check_matrix(c.src[0], "src0 (x)", DENSE_TYPE_F32, c.src[0].ne[0], 1, Rows::Contiguous); },
+        [&] { return check_i32_scalar(c.dst[0], "dst (status)"); },
+        [&] { return check_disjoint(c.dst[0], "dst (status)", c.src[0], "src0 (x)"); });
+    if (!err.empty() || inv.phase != Phase::Run) return err;
+    launch(inv, "check_finite launch", [&](cudaStream_t s) {
+        return launch_check_finite(f32_in(c.src[0]), c.src[0].ne[0], static_cast<int32_t*>(c.dst[0].data), s);
+    });
+    return {};
+}
+
+}  // namespace dense::cuda::act

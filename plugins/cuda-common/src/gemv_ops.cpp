@@ -1,0 +1,279 @@
+#include "gemv_ops.hpp"
+
+#include "cuda_status.hpp"
+#include "kernels/gemv_launchers.hpp"
+#include "view_checks.hpp"
+
+#include <dense/sdk/pack.hpp>
+
+#include <climits>
+#include <cstddef>
+#include <string>
+#include <utility>
+
+namespace dense::cuda {
+namespace {
+
+// Registry priority, as the dequantize ops (the key includes the device kind).
+constexpr int32_t kPriority = 10;
+
+// The kernel of each weight format (null: no GEMV for it).
+GemvLauncher gemv_launcher(dense_type_id type) noexcept {
+    switch (type) {
+        case DENSE_TYPE_F32: return launch_gemv_f32;
+        case DENSE_TYPE_F16: return launch_gemv_f16;
+        case DENSE_TYPE_BF16: return launch_gemv_bf16;
+        case DENSE_TYPE_Q8_0: return launch_gemv_q8_0;
+        case DENSE_TYPE_Q2_K: return launch_gemv_q2_k;
+        case DENSE_TYPE_Q3_K: return launch_gemv_q3_k;
+        case DENSE_TYPE_Q4_K: return launch_gemv_q4_k;
+        case DENSE_TYPE_Q5_K: return launch_gemv_q5_k;
+        case DENSE_TYPE_Q6_K: return launch_gemv_q6_k;
+        case DENSE_TYPE_IQ2_XS: return launch_gemv_iq2_xs;
+        case DENSE_TYPE_IQ2_S: return launch_gemv_iq2_s;
+        case DENSE_TYPE_IQ3_XXS: return launch_gemv_iq3_xxs;
+        case DENSE_TYPE_IQ3_S: return launch_gemv_iq3_s;
+        case DENSE_TYPE_IQ4_NL: return launch_gemv_iq4_nl;
+        case DENSE_TYPE_IQ4_XS: return launch_gemv_iq4_xs;
+        default: return nullptr;
+    }
+}
+
+bool is_float(dense_type_id type) noexcept {
+    return type == DENSE_TYPE_F32 || type == DENSE_TYPE_F16 || type == DENSE_TYPE_BF16;
+}
+
+// A call that passed validation.
+struct Prepared {
+    dense_op_call call{};
+    GemvLaunch gemv;            // GEMV_Q
+    const float* src = nullptr; // QUANTIZE_ACT
+    void* dst = nullptr;
+    int64_t n = 0;
+};
+
+struct Verdict {
+    dense_status status = DENSE_OK;
+    std::string error;  // one line when status != DENSE_OK
+};
+
+Verdict invalid(std::string message) {
+    return {DENSE_E_INVALID_ARGUMENT, std::move(message)};
+}
+
+const CudaFormat& f32_format() noexcept {
+    return *find_cuda_format(DENSE_TYPE_F32);
+}
+
+std::string check_counts(const dense_op_call& c, uint32_t n_src, uint32_t n_dst) {
+    if (c.n_src != n_src || c.n_dst != n_dst)
+        return "expected " + std::to_string(n_src) + " source(s) and " + std::to_string(n_dst) +
+               " destination(s), got " + std::to_string(c.n_src) + " and " + std::to_string(c.n_dst);
+    if (c.src == nullptr || c.dst == nullptr) return "src or dst array is NULL";
+    return {};
+}
+
+// Runs the checks in order and keeps the first failure.
+template <class... Checks>
+std::string first_error(Checks&&... checks) {
+    std::string err;
+    ((err.empty() ? void(err = checks()) : void()), ...);
+    return err;
+}
+
+// Bytes of a contiguous view of `fmt` (check_contiguous proved it fits in int64).
+int64_t view_bytes(const dense_tensor_view& v, const CudaFormat& fmt) noexcept {
+    return element_count(v) / fmt.block_elements * fmt.block_bytes;
+}
+
+// The optional dense_gemv_params; accumulate = false without them.
+std::string read_accumulate(const dense_op_call& c, bool& accumulate) {
+    accumulate = false;
+    if (c.params == nullptr) return {};
+    const auto* params = static_cast<const dense_gemv_params*>(c.params);
+    if (params->hdr.abi_major != DENSE_ABI_MAJOR) return "params has ABI major " + std::to_string(params->hdr.abi_major);
+    if (!dense::sdk::has_bytes(params, offsetof(dense_gemv_params, accumulate) + sizeof(uint32_t)))
+        return "params struct_size " + std::to_string(params->hdr.struct_size) +
+               " is too small for dense_gemv_params";
+    accumulate = dense::sdk::read_struct(params).accumulate != 0;
+    return {};
+}
+
+std::string validate_gemv(const OpContext& ctx, const dense_op_call& c, Prepared& p) {
+    const CudaFormat& wf = *ctx.format;
+    const CudaFormat& af = *ctx.act_format;
+    // Activation alignment: the Q8_32 codes are read in 16-byte vectors; F32 as floats.
+    const uint32_t act_align = af.type == DENSE_TYPE_Q8_32 ? 16u : 4u;
+    // Float weights are read as their elements; quantized blocks at any address.
+    const uint32_t weight_align = is_float(wf.type) ? wf.block_bytes : 1u;
+    bool accumulate = false;
+    std::string err = first_error(
+        [&] { return check_counts(c, 2, 1); },
+        [&] { return check_contiguous(c.src[0], "src0 (weight)", wf); },
+        [&] { return check_shape(c.src[0], "src0 (weight)", {c.src[0].ne[0], c.src[0].ne[1], 1, 1}); },
+        [&] { return check_aligned(c.src[0], "src0 (weight)", weight_align); },
+        [&] { return check_contiguous(c.src[1], "src1 (activation)", af); },
+        [&] { return check_shape(c.src[1], "src1 (activation)", {c.src[0].ne[0], 1, 1, 1}); },
+        [&] { return check_aligned(c.src[1], "src1 (activation)", act_align); },
+        [&] { return check_contiguous(c.dst[0], "dst", f32_format()); },
+        [&] { return check_shape(c.dst[0], "dst", {c.src[0].ne[1], 1, 1, 1}); },
+        [&] { return check_aligned(c.dst[0], "dst", 4); },
+        [&] { return check_same_device(c.src[0], c.src[1]); },
+        [&] { return check_same_device(c.src[0], c.dst[0]); },
+        [&] {
+            return check_disjoint(c.dst[0], "dst", view_bytes(c.dst[0], f32_format()), c.src[0], "src0 (weight)",
+                                  view_bytes(c.src[0], wf));
+        },
+        [&] {
+            return check_disjoint(c.dst[0], "dst", view_bytes(c.dst[0], f32_format()), c.src[1], "src1 (activation)",
+                                  view_bytes(c.src[1], af));
+        },
+        [&]() -> std::string {
+            // The kernels count steps of 256 elements and rows in int / int64.
+            if (c.src[0].ne[0] > INT_MAX / 2) return "src0 (weight): ne[0] = " + std::to_string(c.src[0].ne[0]) + " is too large";
+            return {};
+        },
+        [&] { return read_accumulate(c, accumulate); });
+    if (!err.empty()) return err;
+    p.gemv.weight = c.src[0].data;
+    p.gemv.in = c.src[0].ne[0];
+    p.gemv.out = c.src[0].ne[1];
+    p.gemv.row_bytes = c.src[0].ne[0] / wf.block_elements * wf.block_bytes;
+    p.gemv.act = c.src[1].data;
+    p.gemv.dst = static_cast<float*>(c.dst[0].data);
+    p.gemv.accumulate = accumulate;
+    return {};
+}
+
+std::string validate_quantize(const OpContext& ctx, const dense_op_call& c, Prepared& p) {
+    const CudaFormat& af = *ctx.act_format;
+    std::string err = first_error(
+        [&] { return check_counts(c, 1, 1); },
+        [&] { return check_contiguous(c.src[0], "src0 (activation)", f32_format()); },
+        [&] { return check_aligned(c.src[0], "src0 (activation)", 4); },
+        [&] { return check_contiguous(c.dst[0], "dst", af); },
+        [&] {
+            const auto& ne = c.src[0].ne;
+            return check_shape(c.dst[0], "dst", {ne[0], ne[1], ne[2], ne[3]});
+        },
+        [&] { return check_aligned(c.dst[0], "dst", af.type == DENSE_TYPE_Q8_32 ? 16u : 4u); },
+        [&] { return check_same_device(c.src[0], c.dst[0]); },
+        [&] {
+            return check_disjoint(c.dst[0], "dst", view_bytes(c.dst[0], af), c.src[0], "src0 (activation)",
+                                  view_bytes(c.src[0], f32_format()));
+        });
+    if (!err.empty()) return err;
+    p.src = static_cast<const float*>(c.src[0].data);
+    p.dst = c.dst[0].data;
+    p.n = element_count(c.src[0]);
+    return {};
+}
+
+Verdict prepare(const OpContext& ctx, const dense_op_call* raw, Prepared& p) {
+    if (raw == nullptr) return invalid("call is NULL");
+    if (raw->hdr.abi_major != DENSE_ABI_MAJOR)
+        return {DENSE_E_ABI, "call has ABI major " + std::to_string(raw->hdr.abi_major) + ", this pack speaks " +
+                                 std::to_string(DENSE_ABI_MAJOR)};
+    if (!dense::sdk::has_bytes(raw, offsetof(dense_op_call, stream) + sizeof(void*)))
+        return invalid("call struct_size " + std::to_string(raw->hdr.struct_size) + " is too small");
+    p.call = dense::sdk::read_struct(raw);
+    const dense_op_call& c = p.call;
+    if (c.op_kind != ctx.kind)
+        return invalid("op kind " + std::to_string(c.op_kind) + " routed to an impl of kind " +
+                       std::to_string(ctx.kind));
+    std::string err;
+    switch (ctx.kind) {
+        case DENSE_OP_GEMV_Q:
+            err = validate_gemv(ctx, c, p);
+            break;
+        case DENSE_OP_QUANTIZE_ACT:
+            err = validate_quantize(ctx, c, p);
+            break;
+        default:
+            return {DENSE_E_UNSUPPORTED, "op kind " + std::to_string(ctx.kind) + " is not implemented"};
+    }
+    if (!err.empty()) return invalid(std::move(err));
+    return {};
+}
+
+dense_status execute(const OpContext& ctx, const Prepared& p) {
+    const dense_status s = use_device(ctx.pack->host, ctx.name, p.call.dst[0].device_index);
+    if (s != DENSE_OK) return s;
+    const auto stream = static_cast<cudaStream_t>(p.call.stream);
+    if (ctx.kind == DENSE_OP_GEMV_Q) {
+        const cudaError_t err = gemv_launcher(ctx.format->type)(p.gemv, stream);
+        return report_cuda(ctx.pack->host, ctx.name,
+                           "kernel launch ({" + std::to_string(p.gemv.in) + ", " + std::to_string(p.gemv.out) + "})", err);
+    }
+    if (ctx.act_format->type == DENSE_TYPE_Q8_32) {
+        const cudaError_t err = launch_quantize_q8_32(p.src, p.dst, p.n, stream);
+        return report_cuda(ctx.pack->host, ctx.name, "kernel launch (" + std::to_string(p.n) + " elements)", err);
+    }
+    const cudaError_t err =
+        cudaMemcpyAsync(p.dst, p.src, static_cast<std::size_t>(p.n) * sizeof(float), cudaMemcpyDeviceToDevice, stream);
+    return report_cuda(ctx.pack->host, ctx.name, "cudaMemcpyAsync (" + std::to_string(p.n) + " floats)", err);
+}
+
+uint32_t supports_cb(void* user, const dense_op_call* call) noexcept {
+    try {
+        const auto* ctx = static_cast<const OpContext*>(user);
+        if (ctx == nullptr) return 0;
+        Prepared p;
+        return prepare(*ctx, call, p).status == DENSE_OK ? 1u : 0u;
+    } catch (...) {
+        return 0;
+    }
+}
+
+dense_status run_cb(void* user, const dense_op_call* call) noexcept {
+    const auto* ctx = static_cast<const OpContext*>(user);
+    if (ctx == nullptr) return DENSE_E_INVALID_ARGUMENT;
+    return dense::sdk::guarded(ctx->pack->host, ctx->name.c_str(), [&]() -> dense_status {
+        Prepared p;
+        const Verdict v = prepare(*ctx, call, p);
+        if (v.status != DENSE_OK) {
+            ctx->pack->host.error(ctx->name + ": " + v.error);
+            return v.status;
+        }
+        return execute(*ctx, p);
+    });
+}
+
+dense_op_impl make_op_impl(OpContext& ctx) noexcept {
+    auto impl = dense::sdk::make_struct<dense_op_impl>();
+    impl.op_kind = ctx.kind;
+    impl.weight_type = ctx.format != nullptr ? ctx.format->type : DENSE_TYPE_NONE;
+    impl.act_type = ctx.act_format->type;
+    impl.device_kind = DENSE_DEVICE_CUDA;
+    impl.priority = kPriority;
+    impl.name = ctx.name.c_str();
+    impl.user = &ctx;
+    impl.supports = supports_cb;
+    impl.run = run_cb;
+    impl.workspace_bytes = nullptr;  // needs none
+    return impl;
+}
+
+void add_op(PackState& state, dense_op_kind kind, const char* label, const CudaFormat* weight, const CudaFormat& act) {
+    OpContext ctx;
+    ctx.pack = &state;
+    ctx.format = weight;
+    ctx.act_format = &act;
+    ctx.kind = kind;
+    ctx.name = state.name + "." + label + "." + (weight != nullptr ? std::string(weight->name) + "." : "") + act.name;
+    ctx.make_impl = make_op_impl;
+    state.ops.push_back(std::move(ctx));
+}
+
+}  // namespace
+
+void plan_gemv_ops(PackState& state) {
+    for (const CudaFormat& f : cuda_formats()) {
+        if (gemv_launcher(f.type) == nullptr) continue;
+        add_op(state, DENSE_OP_GEMV_Q, "gemv_q", &f, is_float(f.type) ? f32_format() : q8_32_format());
+    }
+    add_op(state, DENSE_OP_QUANTIZE_ACT, "quantize_act", nullptr, q8_32_format());
+    add_op(state, DENSE_OP_QUANTIZE_ACT, "quantize_act", nullptr, f32_format());
+}
+
+}  // namespace dense::cuda

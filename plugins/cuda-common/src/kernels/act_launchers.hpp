@@ -1,0 +1,240 @@
+// Host entry points of the activation-op kernels (every non-GEMV op of the qwen35 token step), plus
+// the launch plan of ATTN_DECODE, which the host needs for workspace_bytes(). Plain C++: the op layer
+// (*.cpp, compiled by g++) validates a call completely, fills one of these argument structs and calls
+// the launcher; the kernels live in ops_*.cu.
+//
+// Contract of every launcher: the arguments describe a call the op layer accepted (sizes >= 1, row
+// strides >= row lengths, device pointers of the current device valid for the described extents,
+// outputs overlapping inputs only where the op allows it, and then as the very same view). The
+// kernels are enqueued on `stream` with no host synchronisation and no allocation; the return value
+// is cudaGetLastError() after the last launch.
+//
+// Scalars that change per token (ROPE's position, KV_STORE's slot, ATTN_DECODE's n_kv) are device
+// pointers read BY THE KERNELS, so a captured CUDA graph stays valid from token to token. The host
+// cannot refuse a bad value there, so the kernels treat it like this (never out of bounds):
+//   ROPE          position < 0            -> the rotated dims of dst are set to NaN (a finite-check
+//                                            downstream turns the step into a numeric error)
+//   KV_STORE      slot outside [0, n_ctx) -> nothing is written
+//   ATTN_DECODE   n_kv outside [1, n_ctx] -> dst is set to NaN, the workspace is not touched
+// All element strides are in elements (floats), not bytes.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+// Functions both the host (plan, workspace size) and the kernels (the split of a history) evaluate.
+#if defined(__CUDACC__)
+#define DENSE_ACT_HOST_DEVICE __host__ __device__
+#else
+#define DENSE_ACT_HOST_DEVICE
+#endif
+
+namespace dense::cuda::act {
+
+// ---- norms (ops_norm.cu) -------------------------------------------------------------------------
+
+struct NormArgs {
+    const float* x = nullptr;  // {n, rows}, row stride x_stride
+    int64_t x_stride = 0;
+    const float* z = nullptr;  // GATED_RMS_NORM only: {n, rows}, row stride z_stride
+    int64_t z_stride = 0;
+    const float* w = nullptr;  // RMS_NORM, GATED_RMS_NORM: weight {n}
+    float* y = nullptr;        // {n, rows}, row stride y_stride; may be x itself (same stride)
+    int64_t y_stride = 0;
+    int64_t n = 0, rows = 0;
+    float eps = 0;
+};
+
+// y = x / sqrt(mean(x^2) + eps) * w
+cudaError_t launch_rms_norm(const NormArgs& a, cudaStream_t stream);
+// y = x / sqrt(sum(x^2) + eps)
+cudaError_t launch_l2_norm(const NormArgs& a, cudaStream_t stream);
+// y = x / sqrt(mean(x^2) + eps) * w * silu(z)
+cudaError_t launch_gated_rms_norm(const NormArgs& a, cudaStream_t stream);
+
+// ---- elementwise (ops_elementwise.cu) --------------------------------------------------------------
+
+// y = silu(gate) * up over n contiguous elements (y disjoint from the inputs).
+cudaError_t launch_swiglu(const float* gate, const float* up, float* y, int64_t n, cudaStream_t stream);
+
+// *status = 1 if any of x[0..n) is NaN or +-Inf; otherwise *status is not written.
+cudaError_t launch_check_finite(const float* x, int64_t n, int32_t* status, cudaStream_t stream);
+
+// GDN gates per head: beta = sigmoid(b); decay = exp(softplus(a + dt_bias) * A).
+struct GdnGatesArgs {
+    const float *b = nullptr, *a = nullptr, *dt_bias = nullptr, *A = nullptr;
+    float *beta = nullptr, *decay = nullptr;
+    int64_t heads = 0;
+};
+cudaError_t launch_gdn_gates(const GdnGatesArgs& a, cudaStream_t stream);
+
+// ---- rotary embedding (ops_rope.cu) ----------------------------------------------------------------
+
+struct RopeArgs {
+    const float* x = nullptr;  // {head_dim, heads}, row stride x_stride
+    int64_t x_stride = 0;
+    float* y = nullptr;  // same shape, row stride y_stride; may be x itself
+    int64_t y_stride = 0;
+    int64_t head_dim = 0, heads = 0, n_rot = 0;  // n_rot even, 2 <= n_rot <= head_dim
+    const int32_t* position = nullptr;           // device I32 {1}
+    float freq_base = 0, freq_scale = 0;
+};
+cudaError_t launch_rope_neox(const RopeArgs& a, cudaStream_t stream);
+
+// ---- KV cache and attention (ops_attention.cu) ------------------------------------------------------
+
+struct KvStoreArgs {
+    bool f16 = true;           // cache element type: F16 (round to nearest even) or F32
+    const float* k = nullptr;  // {d, hkv} contiguous
+    const float* v = nullptr;
+    int64_t d = 0, hkv = 0, n_ctx = 0;
+    const int32_t* position = nullptr;  // device I32 {1}: the slot written
+    void* k_cache = nullptr;            // contiguous {d, hkv, n_ctx}
+    void* v_cache = nullptr;
+};
+cudaError_t launch_kv_store(const KvStoreArgs& a, cudaStream_t stream);
+
+// ATTN_DECODE's launch plan, a function of the shapes only (never of n_kv, which lives on the device):
+//   - one thread block per (partition of the history, KV head, group of up to 8 query heads of that
+//     KV head); the block streams its positions in tiles of 32 with an online softmax;
+//   - n_kv <= kAttnSinglePassMaxKv: ONE partition covers the whole history and writes dst directly
+//     (single pass, no workspace traffic, the merge kernel returns at once);
+//   - longer histories: up to `partitions` partitions of >= kAttnMinChunk positions each write fp32
+//     partials (unnormalised o, running max m, denominator l) to the workspace, and a second kernel
+//     merges them per query head with fp64 weights and denominators.
+// Why the single pass stops at 64 positions: one block per KV head streams its positions one tile
+// after another, and on an H200 (27B shape) a single pass over 1024 positions (4 blocks busy) took
+// 223 us per call where 16 partitions of 64 plus the merge take 19 us (call overhead included):
+// beyond a couple of tiles, splitting is always faster.
+// The grid offers about kAttnTargetBlocks blocks (two waves of two resident blocks per SM on an H200,
+// a bit more than one on an RTX 5090), so long histories fill the GPU, while the blocks of unused
+// partitions (short histories) only read n_kv and return.
+// The device derives the split actually used from n_kv with attn_split() below, the same function
+// in both kernels.
+inline constexpr int kAttnThreads = 256;  // 8 warps
+inline constexpr int kAttnTile = 32;      // positions per tile: one per lane in the softmax
+inline constexpr int64_t kAttnSinglePassMaxKv = 64;
+inline constexpr int64_t kAttnMinChunk = 64;    // positions per partition at least (split path)
+inline constexpr int kAttnMaxPartitions = 256;  // = kAttnThreads: the merge gives each a thread
+inline constexpr int64_t kAttnTargetBlocks = 512;
+inline constexpr int kAttnMaxHeadsPerBlock = 8;  // query heads sharing one block's K/V reads
+inline constexpr std::size_t kAttnMaxSharedBytes = 48 * 1024;  // no opt-in attribute needed
+
+struct AttnPlan {
+    int partitions = 1;       // grid.x: partitions the grid provides (1 when n_ctx <= single-pass max)
+    int heads_per_block = 1;  // query heads per block (<= kAttnMaxHeadsPerBlock)
+    int head_blocks = 1;      // grid.z: ceil(group / heads_per_block)
+    std::size_t shared_bytes = 0;
+    uint64_t workspace_bytes = 0;  // partials: partitions * hq * (d + 2) floats (0 when partitions == 1)
+    bool fits = false;  // false: more shared memory than one block has, or a grid dimension too large
+};
+
+// Shared memory of one block, in floats: probabilities [hb][tile], then m, l and the correction
+// [hb] each (padded to a multiple of 4, so what follows stays 16-byte aligned), then q and the output
+// accumulators [hb][d] each.
+DENSE_ACT_HOST_DEVICE inline int64_t attn_shared_header_floats(int heads_per_block) noexcept {
+    return static_cast<int64_t>(heads_per_block) * kAttnTile + (3 * static_cast<int64_t>(heads_per_block) + 3) / 4 * 4;
+}
+inline std::size_t attn_shared_bytes(int64_t d, int heads_per_block) noexcept {
+    return static_cast<std::size_t>(attn_shared_header_floats(heads_per_block) + 2 * heads_per_block * d) *
+           sizeof(float);
+}
+
+inline AttnPlan plan_attention(int64_t d, int64_t hq, int64_t hkv, int64_t n_ctx) noexcept {
+    AttnPlan p;
+    const int64_t group = hq / hkv;
+    int hb = static_cast<int>(group < kAttnMaxHeadsPerBlock ? group : kAttnMaxHeadsPerBlock);
+    while (hb > 1 && attn_shared_bytes(d, hb) > kAttnMaxSharedBytes) --hb;
+    p.heads_per_block = hb;
+    p.head_blocks = static_cast<int>((group + hb - 1) / hb);
+    p.shared_bytes = attn_shared_bytes(d, hb);
+    p.fits = p.shared_bytes <= kAttnMaxSharedBytes && hkv <= 65535 && p.head_blocks <= 65535 &&
+             hq <= 0x7FFFFFFF;  // grid.y, grid.z, and the merge's grid.x
+    if (n_ctx > kAttnSinglePassMaxKv) {
+        int64_t parts = (n_ctx + kAttnMinChunk - 1) / kAttnMinChunk;
+        const int64_t per_part = hkv * p.head_blocks;  // blocks per partition
+        const int64_t fill = (kAttnTargetBlocks + per_part - 1) / per_part;
+        if (parts > fill) parts = fill;
+        if (parts > kAttnMaxPartitions) parts = kAttnMaxPartitions;
+        if (parts < 1) parts = 1;
+        p.partitions = static_cast<int>(parts);
+        if (p.partitions > 1)
+            p.workspace_bytes = static_cast<uint64_t>(p.partitions) * static_cast<uint64_t>(hq) *
+                                static_cast<uint64_t>(d + 2) * sizeof(float);
+    }
+    return p;
+}
+
+// How a history of n (1 <= n <= n_ctx) positions is split over a plan's `partitions`: partition p
+// covers [p * chunk, min(n, (p + 1) * chunk)) for p < used, each non-empty; used == 1 is the single
+// pass (chunk == n).
+struct AttnSplit {
+    int64_t chunk = 0;
+    int used = 1;
+};
+DENSE_ACT_HOST_DEVICE inline AttnSplit attn_split(int64_t n, int partitions) noexcept {
+    AttnSplit s;
+    if (n <= kAttnSinglePassMaxKv || partitions <= 1) {
+        s.chunk = n;
+        s.used = 1;
+        return s;
+    }
+    int64_t parts = (n + kAttnMinChunk - 1) / kAttnMinChunk;
+    if (parts > partitions) parts = partitions;
+    int64_t chunk = (n + parts - 1) / parts;
+    chunk = (chunk + kAttnTile - 1) / kAttnTile * kAttnTile;  // whole tiles
+    s.chunk = chunk;
+    s.used = static_cast<int>((n + chunk - 1) / chunk);  // <= parts, every partition non-empty
+    return s;
+}
+
+struct AttnArgs {
+    const float* q = nullptr;  // {d, hq}, row stride q_stride
+    int64_t q_stride = 0;
+    const float* gate = nullptr;  // optional {d, hq}, row stride gate_stride
+    int64_t gate_stride = 0;
+    bool f16 = true;  // cache element type
+    const void* k_cache = nullptr;  // contiguous {d, hkv, n_ctx}
+    const void* v_cache = nullptr;
+    int64_t d = 0, hq = 0, hkv = 0, n_ctx = 0;
+    const int32_t* n_kv = nullptr;  // device I32 {1}
+    float scale = 0;
+    float* out = nullptr;      // {d, hq} contiguous
+    float* workspace = nullptr;  // >= plan.workspace_bytes, 4-byte aligned (unused when partitions == 1)
+};
+// plan must be plan_attention(d, hq, hkv, n_ctx) with plan.fits.
+cudaError_t launch_attn_decode(const AttnArgs& a, const AttnPlan& plan, cudaStream_t stream);
+
+// ---- Gated DeltaNet (ops_gdn.cu, ops_conv.cu) --------------------------------------------------------
+
+struct ConvArgs {
+    const float* x = nullptr;         // {channels}
+    const float* taps = nullptr;      // {kernel, channels}: channel c's taps at c * kernel
+    const float* state_in = nullptr;  // {kernel - 1, channels}
+    float* y = nullptr;               // {channels}
+    float* state_out = nullptr;       // {kernel - 1, channels}; may be state_in itself
+    int64_t channels = 0, kernel = 0;  // kernel >= 2
+    bool silu = true;
+};
+cudaError_t launch_conv1d_causal(const ConvArgs& a, cudaStream_t stream);
+
+struct GdnArgs {
+    const float* q = nullptr;  // {dk, hk}, row stride q_stride
+    int64_t q_stride = 0;
+    const float* k = nullptr;  // {dk, hk}, row stride k_stride
+    int64_t k_stride = 0;
+    const float* v = nullptr;  // {dv, hv}, row stride v_stride
+    int64_t v_stride = 0;
+    const float* beta = nullptr;      // {hv}
+    const float* decay = nullptr;     // {hv}
+    const float* state_in = nullptr;  // {dk*dv, hv}: head h's S[i][j] at h*dk*dv + j*dk + i
+    float* state_out = nullptr;       // same layout; may be state_in itself
+    float* o = nullptr;               // {dv, hv} contiguous
+    int64_t dk = 0, dv = 0, hk = 0, hv = 0;
+    float scale = 0;
+};
+cudaError_t launch_gdn_decode(const GdnArgs& a, cudaStream_t stream);
+
+}  // namespace dense::cuda::act

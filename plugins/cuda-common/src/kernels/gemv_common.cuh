@@ -1,0 +1,335 @@
+// Building blocks of the quantized GEMV against the Q8_32 activation (dense_abi.h), shared by every
+// format's dot-product code (gemv_dot_*.cuh). Like decode_common.cuh, everything here compiles two
+// ways: under nvcc as device code (dp4a, funnel shifts, byte permutes, shared-memory loads) and under
+// a plain C++ compiler as host code with the same integer results, so tests/cuda/gemv_host_test.cpp
+// runs the very same per-format code on the CPU against cpu-ref, bit for bit.
+//
+// The arithmetic contract (what makes the GPU agree with cpu-ref's vec_dot_*_q8_32):
+//   - per 32-element activation block the weight format defines ONE float term (written above each
+//     cpu-ref vec_dot_*_q8_32) from exact integer sums and fp32 products, each rounded once;
+//   - the kernels compute each term bit for bit like cpu-ref (mul/sub/add below are never fused);
+//   - only the order in which the terms of a row are added differs (cpu-ref: block order; GPU: per
+//     lane, then a fixed shuffle tree, then the K-split warps in order). So GPU and cpu-ref differ
+//     by float summation order alone, and the GPU result is deterministic run to run.
+#pragma once
+
+#include "decode_common.cuh"
+
+#if defined(__CUDACC__)
+#include <cuda_fp16.h>
+#endif
+
+#include <cstdint>
+#include <cstring>
+
+// constexpr helpers that device code calls (as template arguments, say) must be host+device.
+#if defined(__CUDACC__)
+#define DENSE_GEMV_CONSTEXPR __host__ __device__ constexpr
+#else
+#define DENSE_GEMV_CONSTEXPR constexpr
+#endif
+
+namespace dense::cuda::gemv {
+
+using decode::add;
+using decode::mul;
+using decode::sub;
+using decode::to_f;
+
+// Elements per "step": one 256-element super-block, or eight 32-element blocks of Q8_0 / IQ4_NL.
+// Each of the 4 lanes of a row handles one 64-element "unit" (two activation blocks) of a step.
+inline constexpr int kStepElems = 256;
+inline constexpr int kUnitsPerStep = 4;
+inline constexpr int kRowsPerWarp = 8;  // 32 lanes = 8 rows x 4 units
+
+// The fp16 bits h widened to float: on the device by the conversion instruction, on the host by
+// decode::fp16_to_f32; both are exact for every finite or infinite input (NaN payloads may differ,
+// which no GEMV result can show: a NaN scale makes its terms NaN either way).
+DENSE_DECODE_FN float half_to_float(uint32_t h) {
+#if defined(__CUDA_ARCH__)
+    return __half2float(__ushort_as_half(static_cast<unsigned short>(h & 0xFFFFu)));
+#else
+    return decode::fp16_to_f32(h & 0xFFFFu);
+#endif
+}
+
+// sum_k int8(a.byte k) * int8(b.byte k) + c
+DENSE_DECODE_FN int32_t dp4a(uint32_t a, uint32_t b, int32_t c) {
+#if defined(__CUDA_ARCH__)
+    return __dp4a(static_cast<int>(a), static_cast<int>(b), c);
+#else
+    int32_t s = c;
+    for (int k = 0; k < 4; ++k)
+        s += static_cast<int32_t>(static_cast<int8_t>((a >> (8 * k)) & 0xFFu)) *
+             static_cast<int32_t>(static_cast<int8_t>((b >> (8 * k)) & 0xFFu));
+    return s;
+#endif
+}
+
+// Byte n of the result = byte (s >> 4n) & 7 of the 8-byte value {y:x}. Callers keep bit 3 of every
+// selector nibble clear, so the device instruction's sign-replicate mode never comes into play.
+DENSE_DECODE_FN uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
+#if defined(__CUDA_ARCH__)
+    return __byte_perm(x, y, s);
+#else
+    const uint64_t src = (static_cast<uint64_t>(y) << 32) | x;
+    uint32_t r = 0;
+    for (int n = 0; n < 4; ++n) r |= static_cast<uint32_t>((src >> (8 * ((s >> (4 * n)) & 7u))) & 0xFFu) << (8 * n);
+    return r;
+#endif
+}
+
+// Low 32 bits of {hi:lo} >> sh (sh in [0, 31]).
+DENSE_DECODE_FN uint32_t funnel_r(uint32_t lo, uint32_t hi, uint32_t sh) {
+#if defined(__CUDA_ARCH__)
+    return __funnelshift_r(lo, hi, sh);
+#else
+    return static_cast<uint32_t>(((static_cast<uint64_t>(hi) << 32) | lo) >> (sh & 31u));
+#endif
+}
+
+// The 4-byte-aligned word at p.
+DENSE_DECODE_FN uint32_t load_aligned_word(const uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+    return *reinterpret_cast<const uint32_t*>(p);
+#else
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+#endif
+}
+
+// Host builds only: how many ld_words<A> calls with A >= 4 got an address that is not A-byte
+// aligned. On the device such a load faults or reads the wrong bytes; tests/cuda/gemv_host_test.cpp
+// runs every format's fast path on aligned blocks and requires this to stay 0, which checks the
+// alignment each Dot claims for its fields (sub_align below).
+#if !defined(__CUDA_ARCH__)
+inline int64_t host_misaligned_loads = 0;
+#endif
+
+// The alignment of p + off when p is A-byte aligned (A a power of two, off >= 0).
+DENSE_GEMV_CONSTEXPR int sub_align(int A, int off) {
+    int a = A;
+    while (a > 1 && off % a != 0) a /= 2;
+    return a;
+}
+
+// N consecutive little-endian 32-bit words starting at byte p, where p is known to be A-byte aligned
+// (A < 4: any address at all, read as N + 1 aligned words around it and funnel-shifted; this reads
+// up to 3 bytes before p and after the last word, so callers keep that much room around the data;
+// A = 4/8/16: direct 4/8/16-byte loads). On the device p points into shared memory. The host build
+// runs the same funnel-shift arithmetic, so the host tests cover it.
+template <int A, int N>
+DENSE_DECODE_FN void ld_words(const uint8_t* p, uint32_t (&out)[N]) {
+    if constexpr (A >= 4) {
+#if defined(__CUDA_ARCH__)
+        if constexpr (A >= 16 && N % 4 == 0) {
+            DENSE_DECODE_UNROLL
+            for (int i = 0; i < N / 4; ++i) {
+                const uint4 v = reinterpret_cast<const uint4*>(p)[i];
+                out[4 * i] = v.x;
+                out[4 * i + 1] = v.y;
+                out[4 * i + 2] = v.z;
+                out[4 * i + 3] = v.w;
+            }
+        } else if constexpr (A >= 8 && N % 2 == 0) {
+            DENSE_DECODE_UNROLL
+            for (int i = 0; i < N / 2; ++i) {
+                const uint2 v = reinterpret_cast<const uint2*>(p)[i];
+                out[2 * i] = v.x;
+                out[2 * i + 1] = v.y;
+            }
+        } else {
+            DENSE_DECODE_UNROLL
+            for (int i = 0; i < N; ++i) out[i] = reinterpret_cast<const uint32_t*>(p)[i];
+        }
+#else
+        if (reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(A) != 0) ++host_misaligned_loads;
+        for (int i = 0; i < N; ++i) std::memcpy(&out[i], p + 4 * i, 4);  // x86-64 is little-endian
+#endif
+    } else {
+        const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+        const uint8_t* w = p - (addr & 3u);  // the aligned word holding p
+        const uint32_t sh = static_cast<uint32_t>(addr & 3u) * 8u;
+        uint32_t prev = load_aligned_word(w);
+        DENSE_DECODE_UNROLL
+        for (int i = 0; i < N; ++i) {
+            const uint32_t next = load_aligned_word(w + 4 * (i + 1));
+            out[i] = funnel_r(prev, next, sh);
+            prev = next;
+        }
+    }
+}
+
+template <int A>
+DENSE_DECODE_FN uint32_t ld_u32(const uint8_t* p) {
+    uint32_t w[1];
+    ld_words<A>(p, w);
+    return w[0];
+}
+
+// The fp16 field at p (2-byte aligned), widened exactly.
+template <int A>
+DENSE_DECODE_FN float ld_fp16(const uint8_t* p) {
+    return half_to_float(ld_u32<A>(p));
+}
+
+// Bytes 0..3 of the result are 0x00 / 0xFF for bits 0..3 of `nibble` (the multiply spreads bit i
+// to bit 8i without carries, since the four shifted copies of a 4-bit value do not overlap).
+DENSE_DECODE_FN uint32_t sign_bytes4(uint32_t nibble) {
+    return ((nibble * 0x00204081u) & 0x01010101u) * 0xFFu;
+}
+
+// Four positive magnitudes (bytes in [1, 255]) with a per-byte 0x00/0xFF sign mask applied:
+// (g ^ m) + (m & 1) per byte is -g where m = 0xFF; it never carries into the next byte since g != 0.
+DENSE_DECODE_FN uint32_t apply_signs(uint32_t g, uint32_t m) {
+    return (g ^ m) + (m & 0x01010101u);
+}
+
+// The int8 codebook values of the 8 nibbles of q (nibble i = bits 4i..4i+3), from a 16-entry int8
+// table held as 4 little-endian words. Returns elements {nibble 0, 2, 4, 6} in `even` and
+// {nibble 1, 3, 5, 7} in `odd` (i.e. the low / high nibbles of the 4 bytes, in byte order).
+DENSE_DECODE_FN void lookup16(uint32_t q, const uint32_t (&table)[4], uint32_t& even, uint32_t& odd) {
+    uint32_t half[2];
+    DENSE_DECODE_UNROLL
+    for (int h = 0; h < 2; ++h) {
+        const uint32_t sel = (q >> (16 * h)) & 0xFFFFu;                    // 4 nibble selectors
+        const uint32_t lo = byte_perm(table[0], table[1], sel & 0x7777u);  // entries 0..7
+        const uint32_t hi = byte_perm(table[2], table[3], sel & 0x7777u);  // entries 8..15
+        // bit 3 of a nibble picks the high half: selector i + 4 instead of i.
+        half[h] = byte_perm(lo, hi, 0x3210u | ((sel & 0x8888u) >> 1));
+    }
+    // half[0] = values of nibbles 0,1,2,3 and half[1] of 4,5,6,7; de-interleave.
+    even = byte_perm(half[0], half[1], 0x6420u);
+    odd = byte_perm(half[0], half[1], 0x7531u);
+}
+
+// The activation of one unit: two 32-element Q8_32 blocks (8 words of codes each), their d and s.
+struct ActUnit {
+    uint32_t q[16];
+    float d[2];
+    float s[2];
+};
+
+// The Q8_32 vector as three arrays (codes 16-byte aligned: the GEMV op checks it).
+struct ActView {
+    const int8_t* q;
+    const float* d;
+    const float* s;
+};
+
+// Block `b` (32 elements) of the activation into words [8k, 8k + 8) of `a`; on the device through
+// the read-only data path (every row of the matrix reads the same activation).
+DENSE_DECODE_FN void load_act_block(const ActView& act, int64_t b, ActUnit& a, int k) {
+#if defined(__CUDA_ARCH__)
+    const int4* src = reinterpret_cast<const int4*>(act.q + 32 * b);
+    const int4 v0 = __ldg(src);
+    const int4 v1 = __ldg(src + 1);
+    a.q[8 * k + 0] = static_cast<uint32_t>(v0.x);
+    a.q[8 * k + 1] = static_cast<uint32_t>(v0.y);
+    a.q[8 * k + 2] = static_cast<uint32_t>(v0.z);
+    a.q[8 * k + 3] = static_cast<uint32_t>(v0.w);
+    a.q[8 * k + 4] = static_cast<uint32_t>(v1.x);
+    a.q[8 * k + 5] = static_cast<uint32_t>(v1.y);
+    a.q[8 * k + 6] = static_cast<uint32_t>(v1.z);
+    a.q[8 * k + 7] = static_cast<uint32_t>(v1.w);
+    a.d[k] = __ldg(act.d + b);
+    a.s[k] = __ldg(act.s + b);
+#else
+    std::memcpy(&a.q[8 * k], act.q + 32 * b, 32);
+    a.d[k] = act.d[b];
+    a.s[k] = act.s[b];
+#endif
+}
+
+// Blocks b and b + 1 (b even) of the activation, the unit's pair: 64 code bytes in four 16-byte
+// loads, d and s as one 8-byte load each (b even: 8-byte aligned, since the codes are 16-byte
+// aligned and n is a multiple of 32).
+DENSE_DECODE_FN void load_act_pair(const ActView& act, int64_t b, ActUnit& a) {
+#if defined(__CUDA_ARCH__)
+    const int4* src = reinterpret_cast<const int4*>(act.q + 32 * b);
+    DENSE_DECODE_UNROLL
+    for (int i = 0; i < 4; ++i) {
+        const int4 v = __ldg(src + i);
+        a.q[4 * i + 0] = static_cast<uint32_t>(v.x);
+        a.q[4 * i + 1] = static_cast<uint32_t>(v.y);
+        a.q[4 * i + 2] = static_cast<uint32_t>(v.z);
+        a.q[4 * i + 3] = static_cast<uint32_t>(v.w);
+    }
+    const float2 d = __ldg(reinterpret_cast<const float2*>(act.d + b));
+    const float2 s = __ldg(reinterpret_cast<const float2*>(act.s + b));
+    a.d[0] = d.x;
+    a.d[1] = d.y;
+    a.s[0] = s.x;
+    a.s[1] = s.y;
+#else
+    load_act_block(act, b, a, 0);
+    load_act_block(act, b + 1, a, 1);
+#endif
+}
+
+// A block the unit does not have (past the end of a row whose length is not a multiple of 256):
+// zero codes and scales, so its term is never read and its loads never leave the buffer.
+DENSE_DECODE_FN void clear_act_block(ActUnit& a, int k) {
+    for (int i = 0; i < 8; ++i) a.q[8 * k + i] = 0;
+    a.d[k] = 0.0f;
+    a.s[k] = 0.0f;
+}
+
+// sum of the 4 int8 codes of word a (the per-16 activation sums of Q2_K / Q3_K / Q6_K).
+DENSE_DECODE_FN int32_t sum4(uint32_t a, int32_t c) {
+    return dp4a(0x01010101u, a, c);
+}
+
+// The 8-bit sign mask of an IQ2_XS / IQ3_XXS group from its 7 stored bits: bit 7 makes the number
+// of set bits even (the codebook ksigns_iq2xs[i] is exactly i | parity(i) << 7; gemv_host_test.cpp
+// checks all 128). Computing it costs a few ALU operations instead of a shared-memory lookup.
+DENSE_DECODE_FN uint32_t parity_signs(uint32_t bits7) {
+#if defined(__CUDA_ARCH__)
+    const uint32_t ones = static_cast<uint32_t>(__popc(bits7));
+#else
+    const uint32_t ones = static_cast<uint32_t>(__builtin_popcount(bits7));
+#endif
+    return bits7 | ((ones & 1u) << 7);
+}
+
+// Eight grid magnitudes (bytes of g_lo, g_hi; all in [1, 127]) with the signs of an 8-bit mask
+// applied: int8 values ready for dp4a.
+DENSE_DECODE_FN void signed_grid8(uint32_t g_lo, uint32_t g_hi, uint32_t mask8, uint32_t& lo, uint32_t& hi) {
+    lo = apply_signs(g_lo, sign_bytes4(mask8 & 15u));
+    hi = apply_signs(g_hi, sign_bytes4((mask8 >> 4) & 15u));
+}
+
+// The IQ codebooks as the kernels see them: in shared memory on the device (copied once per thread
+// block, gemv_kernel.cuh), the generated static arrays on the host. Only the field a format needs is
+// set (Dot::kTable says which).
+struct IqTables {
+    const uint64_t* grid64 = nullptr;    // IQ2_XS (512 entries) or IQ2_S (1024)
+    const uint32_t* grid32 = nullptr;    // IQ3_XXS (256) or IQ3_S (512)
+    uint32_t kvalues[4] = {0, 0, 0, 0};  // kvalues_iq4nl as 4 little-endian words (IQ4_NL, IQ4_XS)
+};
+
+enum class IqTable { None, Iq2xsGrid, Iq2sGrid, Iq3xxsGrid, Iq3sGrid, Iq4Values };
+
+// Byte j (0..3) of w.
+DENSE_DECODE_FN uint32_t byte_of(uint32_t w, int j) { return (w >> (8 * j)) & 0xFFu; }
+
+// The 4-byte signed sums of the two 16-element halves of one activation block (words 0..3, 4..7),
+// against four weight code words each: returns the two dp4a sums.
+DENSE_DECODE_FN void dot16x2(const uint32_t (&q)[8], const uint32_t* act, int32_t& lo, int32_t& hi) {
+    lo = 0;
+    hi = 0;
+    DENSE_DECODE_UNROLL
+    for (int i = 0; i < 4; ++i) {
+        lo = dp4a(q[i], act[i], lo);
+        hi = dp4a(q[4 + i], act[4 + i], hi);
+    }
+}
+
+// Bytes v in [0, 127] minus c in [0, 127] per byte, as int8 (no borrow crosses bytes: setting bit
+// 7 first keeps every byte >= c, and flipping it back restores the sign of v - c).
+DENSE_DECODE_FN uint32_t sub_bytes(uint32_t v, uint32_t c_bytes) {
+    return ((v | 0x80808080u) - c_bytes) ^ 0x80808080u;
+}
+
+}  // namespace dense::cuda::gemv

@@ -1,0 +1,85 @@
+// IQ3_XXS and IQ3_S against Q8_32 (cpu-ref vec_dot_iq3_xxs_q8_32 / vec_dot_iq3_s_q8_32). 256 elements
+// in 32 groups of 8; each group takes two 4-byte grid entries (elements 0..3 and 4..7, staged in
+// shared memory) and an 8-bit sign mask; one scale per 32-element sub-block. Unit u = sub-blocks
+// ib = 2u, 2u+1; group l of block k dots activation words 8k + 2l, 8k + 2l + 1.
+// The Dot interface is described in gemv_dot_q8_0.cuh.
+#pragma once
+
+#include "gemv_common.cuh"
+
+namespace dense::cuda::gemv {
+
+// sum_e qa * grid * sign over one group: grid entries g1 (elements 0..3), g2 (4..7).
+DENSE_DECODE_FN int32_t iq3_group_dot(uint32_t g1, uint32_t g2, uint32_t mask8, const uint32_t* act, int32_t c) {
+    uint32_t lo, hi;
+    signed_grid8(g1, g2, mask8, lo, hi);
+    return dp4a(hi, act[1], dp4a(lo, act[0], c));
+}
+
+// IQ3_XXS: 98 bytes = fp16 d @0, qs[64] @2 (8-bit grid indices, 2 per group), u32 per sub-block @66
+// (four 7-bit sign fields, parity-completed; the 4-bit scale on top, ls = 2*scale + 1).
+//   term = ((d * 0.25) * da) * float(ls * sum_e qa * grid * sign)
+struct IQ3_XXSDot {
+    static constexpr int kBlockElems = 256;
+    static constexpr int kBlockBytes = 98;
+    static constexpr int kStepBytes = kBlockBytes;
+    static constexpr int kAlign = 2;
+    static constexpr IqTable kTable = IqTable::Iq3xxsGrid;
+
+    template <int A>
+    DENSE_DECODE_FN static void unit(const uint8_t* step, int u, const ActUnit& a, const IqTables& t, float (&term)[2]) {
+        const float d = ld_fp16<A>(step);
+        uint32_t qs[4], aux[2];  // indices of sub-blocks 2u, 2u+1 (8 bytes each); their scale/sign words
+        ld_words<sub_align(A, 2)>(step + 2 + 16 * u, qs);
+        ld_words<sub_align(A, 2)>(step + 66 + 8 * u, aux);
+        DENSE_DECODE_UNROLL
+        for (int k = 0; k < 2; ++k) {
+            int32_t tsum = 0;
+            DENSE_DECODE_UNROLL
+            for (int l = 0; l < 4; ++l) {
+                const uint32_t w = qs[2 * k + (l >> 1)];  // bytes 2l, 2l+1 of the block's 8
+                const uint32_t g1 = t.grid32[byte_of(w, 2 * (l & 1))];
+                const uint32_t g2 = t.grid32[byte_of(w, 2 * (l & 1) + 1)];
+                tsum = iq3_group_dot(g1, g2, parity_signs((aux[k] >> (7 * l)) & 127u), &a.q[8 * k + 2 * l], tsum);
+            }
+            const int32_t ls = 2 * static_cast<int32_t>(aux[k] >> 28) + 1;
+            term[k] = mul(mul(mul(d, 0.25f), a.d[k]), to_f(ls * tsum));
+        }
+    }
+};
+
+// IQ3_S: 110 bytes = fp16 d @0, qs[64] @2 (low 8 bits of 9-bit indices), qh[8] @66 (bit 2l / 2l+1 of
+// qh[ib]: 9th bit of group l's first / second index), signs[32] @74, scales[4] @106 (nibble per
+// sub-block, even ib low).   term = (d * da) * float((1 + 2*scale) * sum_e qa * grid * sign)
+struct IQ3_SDot {
+    static constexpr int kBlockElems = 256;
+    static constexpr int kBlockBytes = 110;
+    static constexpr int kStepBytes = kBlockBytes;
+    static constexpr int kAlign = 2;
+    static constexpr IqTable kTable = IqTable::Iq3sGrid;
+
+    template <int A>
+    DENSE_DECODE_FN static void unit(const uint8_t* step, int u, const ActUnit& a, const IqTables& t, float (&term)[2]) {
+        const float d = ld_fp16<A>(step);
+        uint32_t qs[4], sg[2];
+        ld_words<sub_align(A, 2)>(step + 2 + 16 * u, qs);
+        ld_words<sub_align(A, 2)>(step + 74 + 8 * u, sg);
+        const uint32_t scale_byte = step[106 + u];
+        DENSE_DECODE_UNROLL
+        for (int k = 0; k < 2; ++k) {
+            const uint32_t qh = step[66 + 2 * u + k];
+            int32_t tsum = 0;
+            DENSE_DECODE_UNROLL
+            for (int l = 0; l < 4; ++l) {
+                const uint32_t w = qs[2 * k + (l >> 1)];
+                const uint32_t i1 = byte_of(w, 2 * (l & 1)) | (((qh >> (2 * l)) & 1u) << 8);
+                const uint32_t i2 = byte_of(w, 2 * (l & 1) + 1) | (((qh >> (2 * l + 1)) & 1u) << 8);
+                tsum = iq3_group_dot(t.grid32[i1], t.grid32[i2], byte_of(sg[k], l), &a.q[8 * k + 2 * l], tsum);
+            }
+            const int32_t ls = 1 + 2 * static_cast<int32_t>((scale_byte >> (4 * k)) & 15u);
+            term[k] = mul(mul(d, a.d[k]), to_f(ls * tsum));
+        }
+    }
+};
+
+}  // namespace dense::cuda::gemv

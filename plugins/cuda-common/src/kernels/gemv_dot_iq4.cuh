@@ -1,0 +1,76 @@
+// IQ4_NL and IQ4_XS against Q8_32 (cpu-ref vec_dot_iq4_nl_q8_32 / vec_dot_iq4_xs_q8_32). The 4-bit
+// indices go through the kvalues_iq4nl codebook with byte permutes (lookup16), 8 values per word.
+// The Dot interface is described in gemv_dot_q8_0.cuh.
+#pragma once
+
+#include "gemv_common.cuh"
+
+namespace dense::cuda::gemv {
+
+// 16 bytes of IQ4 nibbles (element e < 16: low nibble of byte e; e >= 16: high nibble of byte e-16)
+// dotted with the 8 code words of one activation block.
+DENSE_DECODE_FN int32_t iq4_block_dot(const uint32_t (&qs)[4], const uint32_t* act, const uint32_t (&table)[4]) {
+    int32_t isum = 0;
+    DENSE_DECODE_UNROLL
+    for (int i = 0; i < 4; ++i) {
+        uint32_t lo, hi;  // elements 4i..4i+3 and 16+4i..16+4i+3
+        lookup16(qs[i], table, lo, hi);
+        isum = dp4a(lo, act[i], isum);
+        isum = dp4a(hi, act[4 + i], isum);
+    }
+    return isum;
+}
+
+// IQ4_NL: a step is 8 blocks of 18 bytes (fp16 d, qs[16]); unit u = blocks 2u, 2u+1.
+//   term = (dw * da) * float(sum qa * kvalues[n])
+struct IQ4_NLDot {
+    static constexpr int kBlockElems = 32;
+    static constexpr int kBlockBytes = 18;
+    static constexpr int kStepBytes = 8 * kBlockBytes;
+    static constexpr int kAlign = 2;
+    static constexpr IqTable kTable = IqTable::Iq4Values;
+
+    template <int A>
+    DENSE_DECODE_FN static void unit(const uint8_t* step, int u, const ActUnit& a, const IqTables& t, float (&term)[2]) {
+        DENSE_DECODE_UNROLL
+        for (int k = 0; k < 2; ++k) {
+            uint32_t w[5];  // d in the low half of word 0, nibbles in bytes 2..17
+            ld_words<sub_align(A, 2)>(step + kBlockBytes * (2 * u + k), w);
+            uint32_t qs[4];
+            DENSE_DECODE_UNROLL
+            for (int i = 0; i < 4; ++i) qs[i] = byte_perm(w[i], w[i + 1], 0x5432u);
+            const int32_t isum = iq4_block_dot(qs, &a.q[8 * k], t.kvalues);
+            term[k] = mul(mul(half_to_float(w[0]), a.d[k]), to_f(isum));
+        }
+    }
+};
+
+// IQ4_XS: 136 bytes = fp16 d @0, u16 scales_h @2, scales_l[4] @4, qs[128] @8 (16 per sub-block);
+// unit u = sub-blocks 2u, 2u+1.   term = (d * da) * float((ls - 32) * sum qa * kvalues[n])
+struct IQ4_XSDot {
+    static constexpr int kBlockElems = 256;
+    static constexpr int kBlockBytes = 136;
+    static constexpr int kStepBytes = kBlockBytes;
+    static constexpr int kAlign = 8;  // 136 = 8 * 17
+    static constexpr IqTable kTable = IqTable::Iq4Values;
+
+    template <int A>
+    DENSE_DECODE_FN static void unit(const uint8_t* step, int u, const ActUnit& a, const IqTables& t, float (&term)[2]) {
+        uint32_t head[2];  // d | scales_h << 16, then scales_l[0..3]
+        ld_words<A>(step, head);
+        const float d = half_to_float(head[0]);
+        const uint32_t scales_l = byte_of(head[1], u);  // sub-blocks 2u (low nibble) and 2u+1 (high)
+        uint32_t qs[8];                                  // 16 bytes per sub-block, at 8 + 32u
+        ld_words<sub_align(A, 8)>(step + 8 + 32 * u, qs);
+        DENSE_DECODE_UNROLL
+        for (int k = 0; k < 2; ++k) {
+            const int ib = 2 * u + k;
+            const uint32_t ls = ((scales_l >> (4 * k)) & 15u) | (((head[0] >> (16 + 2 * ib)) & 3u) << 4);
+            const uint32_t q4[4] = {qs[4 * k], qs[4 * k + 1], qs[4 * k + 2], qs[4 * k + 3]};
+            const int32_t t32 = iq4_block_dot(q4, &a.q[8 * k], t.kvalues);
+            term[k] = mul(mul(d, a.d[k]), to_f((static_cast<int32_t>(ls) - 32) * t32));
+        }
+    }
+};
+
+}  // namespace dense::cuda::gemv

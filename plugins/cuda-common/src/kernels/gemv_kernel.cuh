@@ -1,0 +1,415 @@
+// The one quantized GEMV kernel (dst = W x or dst += W x, W quantized, x in Q8_32), instantiated per
+// format by the gemv_*.cu files with that format's Dot (gemv_dot_*.cuh).
+//
+// Work decomposition
+//   - A warp owns a "row tile" of 8 rows; lane = 4 * row + unit: the 4 lanes of a row split each
+//     256-element step of it into 4 units of 64 elements (two activation blocks each), so one warp
+//     step consumes 8 rows x one super-block (8 x 144 bytes for Q4_K).
+//   - A thread block has kWarps (8) warps. Along K a row tile is split over ks in {1, 2, 4, 8} of
+//     them (contiguous step ranges, "slices"); the block then handles 8/ks row tiles at a time (a
+//     "block tile") and loops over block tiles in a grid-stride fashion, the grid sized so every
+//     block gets the same number of tiles. ks is chosen from the shape and per-arch constants
+//     (choose_ks), never from the device, so a given shape always sums in the same order.
+//   - Weights are read in place, as stored (raw GGUF blocks, no expanded copy): each warp streams
+//     its work items (G consecutive steps of its row tile, G chosen per format so an item is about
+//     2.3 KB) through a private ring of P shared-memory stages with 16-byte cp.async copies
+//     (cache-global: weights do not pollute L1, which keeps the activation). A stage holds, per
+//     row, the 16-byte-aligned chunks covering the item's bytes of that row, so data starting at
+//     byte offset m (mod 16) in global memory starts at offset m of its slot; the format code then
+//     reads its fields with loads of the alignment it can prove (Dot::kAlign, 16 for Q4_K when the
+//     matrix is 16-byte aligned) or, for 2-byte-aligned formats and unaligned matrices, with aligned
+//     32-bit loads and funnel shifts. The 4 lanes of a row copy that row's chunks (consecutive 16
+//     bytes per lane, one bounds check per item), and up to P items are in flight per warp
+//     (target_tuning.hpp says how many bytes that is).
+//   - IQ codebooks are copied to shared memory once per thread block (lookups are data dependent).
+//   - The activation (codes, d, s) is read through the read-only cache: every row reads all of it.
+//
+// Summation order (deterministic; differs from cpu-ref's block order only, see gemv_common.cuh):
+//   each lane adds its terms in step order (term of block 2u, then 2u+1), the 4 lanes of a row are
+//   combined by a fixed xor-shuffle tree ((u0+u1)+(u2+u3)), the ks slices in slice order; with
+//   accumulate the sum is added to dst last (one rounding).
+#pragma once
+
+#include "kernels/gemv_common.cuh"
+#include "kernels/gemv_launchers.hpp"
+#include "kernels/iq_tables.cuh"
+#include "target_tuning.hpp"
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdint>
+
+namespace dense::cuda::gemv {
+
+inline constexpr int kWarps = tuning::kGemvWarps;
+inline constexpr int kThreads = 32 * kWarps;
+static_assert(kWarps == 8, "the K split uses ks in {1, 2, 4, 8} and 8/ks row tiles per block");
+
+DENSE_GEMV_CONSTEXPR int table_bytes(IqTable t) {
+    switch (t) {
+        case IqTable::Iq2xsGrid: return 512 * 8;
+        case IqTable::Iq2sGrid: return 1024 * 8;
+        case IqTable::Iq3xxsGrid: return 256 * 4;
+        case IqTable::Iq3sGrid: return 512 * 4;
+        default: return 0;
+    }
+}
+
+// Shared-memory geometry of a format's kernel. A warp's work item is G consecutive steps of its
+// row tile (G x 8 rows x step bytes, about kGemvItemBytes); its ring holds P items.
+template <class Dot>
+struct Staging {
+    // 16-byte chunks covering g steps of one row at any start offset: ceil((15 + bytes) / 16).
+    static DENSE_GEMV_CONSTEXPR int max_chunks(int g) { return (g * Dot::kStepBytes + 30) / 16; }
+    // One more chunk of room for the funnel-shift loads that read a word past the data, and an odd
+    // number of chunks so the 8 row slots start in 8 different 16-byte bank groups.
+    static DENSE_GEMV_CONSTEXPR int slot_bytes(int g) { return 16 * ((max_chunks(g) + 1) | 1); }
+    static DENSE_GEMV_CONSTEXPR int shared_bytes(int g, int stages) {
+        return kWarps * stages * kRowsPerWarp * slot_bytes(g) + table_bytes(Dot::kTable) + 2 * kWarps * kRowsPerWarp * 4;
+    }
+    static DENSE_GEMV_CONSTEXPR int pick_group() {
+        int g = tuning::kGemvItemBytes / (kRowsPerWarp * Dot::kStepBytes);
+        g = g < 1 ? 1 : (g > 4 ? 4 : g);
+        while (g > 1 && shared_bytes(g, 2) > tuning::kGemvMaxSharedBytes) --g;
+        return g;
+    }
+    static DENSE_GEMV_CONSTEXPR int pick_stages(int g) {
+        const int item = g * kRowsPerWarp * Dot::kStepBytes;
+        int p = (tuning::kGemvBytesInFlightPerWarp + item - 1) / item;
+        p = p < 2 ? 2 : (p > tuning::kGemvMaxStages ? tuning::kGemvMaxStages : p);
+        while (p > 2 && shared_bytes(g, p) > tuning::kGemvMaxSharedBytes) --p;
+        return p;
+    }
+    static constexpr int kGroup = pick_group();
+    static constexpr int kStages = pick_stages(kGroup);
+    static constexpr int kMaxChunks = max_chunks(kGroup);
+    static constexpr int kSlotBytes = slot_bytes(kGroup);
+    static constexpr int kStageBytes = kRowsPerWarp * kSlotBytes;
+    static constexpr int kTableBytes = table_bytes(Dot::kTable);
+    static constexpr int kSharedBytes = shared_bytes(kGroup, kStages);
+    static_assert(kSharedBytes <= tuning::kGemvMaxSharedBytes, "two stages of one step must fit in shared memory");
+};
+
+struct GemvKernelArgs {
+    const uint8_t* w;      // row 0
+    uintptr_t w_begin;     // [w_begin, w_end): the whole matrix, never read outside
+    uintptr_t w_end;
+    int64_t row_bytes;
+    int64_t rows;
+    int steps;             // ceil(in / 256)
+    int act_blocks;        // in / 32
+    int last_step_bytes;   // weight bytes of the last step (less than a step when in % 256 != 0)
+    int ks;                // warps per row tile along K
+    int64_t n_block_tiles; // ceil(ceil(rows / 8) / (8 / ks))
+    ActView act;
+    float* dst;
+    int accumulate;
+};
+
+__device__ __forceinline__ void cp_async16(void* smem_dst, const void* gmem_src) {
+    const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem_src) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() {
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// The bytes of the 16-byte chunk at `chunk` that lie inside [begin, end), copied one by one (only
+// the first and last chunk of a matrix that is not 16-byte aligned at its ends get here).
+static __device__ __noinline__ void copy_partial_chunk(uint8_t* dst, uintptr_t chunk, uintptr_t begin, uintptr_t end) {
+#pragma unroll 1
+    for (int b = 0; b < 16; ++b)
+        if (chunk + b >= begin && chunk + b < end) dst[b] = *reinterpret_cast<const uint8_t*>(chunk + b);
+}
+
+// Copies the codebook of Dot into shared memory `at` (all threads of the block; the caller
+// synchronises) and points `t` at it.
+template <class Dot>
+__device__ void stage_tables(uint8_t* at, IqTables& t) {
+    constexpr IqTable kT = Dot::kTable;
+    if constexpr (kT == IqTable::Iq2xsGrid || kT == IqTable::Iq2sGrid) {
+        const uint64_t* src = kT == IqTable::Iq2xsGrid ? dense_iq2xs_grid : dense_iq2s_grid;
+        auto* dst = reinterpret_cast<uint64_t*>(at);
+        for (int i = threadIdx.x; i < table_bytes(kT) / 8; i += blockDim.x) dst[i] = src[i];
+        t.grid64 = dst;
+    } else if constexpr (kT == IqTable::Iq3xxsGrid || kT == IqTable::Iq3sGrid) {
+        const uint32_t* src = kT == IqTable::Iq3xxsGrid ? dense_iq3xxs_grid : dense_iq3s_grid;
+        auto* dst = reinterpret_cast<uint32_t*>(at);
+        for (int i = threadIdx.x; i < table_bytes(kT) / 4; i += blockDim.x) dst[i] = src[i];
+        t.grid32 = dst;
+    } else if constexpr (kT == IqTable::Iq4Values) {
+        (void)at;
+        for (int w = 0; w < 4; ++w) {
+            uint32_t v = 0;
+            for (int j = 0; j < 4; ++j) v |= static_cast<uint32_t>(static_cast<uint8_t>(dense_kvalues_iq4nl[4 * w + j])) << (8 * j);
+            t.kvalues[w] = v;
+        }
+    } else {
+        (void)at;
+        (void)t;
+    }
+}
+
+template <class Dot, int A>
+__global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_q_kernel(const GemvKernelArgs p) {
+    using S = Staging<Dot>;
+    constexpr int G = S::kGroup;
+    constexpr int P = S::kStages;
+    constexpr int kChunkIters = (S::kMaxChunks + 3) / 4;  // chunks per lane per item (4 lanes a row)
+    extern __shared__ __align__(16) uint8_t smem[];
+    const int warp = static_cast<int>(threadIdx.x >> 5);
+    const int lane = static_cast<int>(threadIdx.x & 31);
+    const int r8 = lane >> 2;  // the lane's row of the tile: it copies and computes that row
+    const int u = lane & 3;    // the lane's unit of each step, and its share of the row's chunks
+    const int ks = p.ks;
+    const int kw = warp % ks;     // slice along K
+    const int rw = warp / ks;     // row tile inside the block tile
+    const int rws = kWarps / ks;  // row tiles per block tile
+    uint8_t* const stages = smem + warp * (P * S::kStageBytes) + r8 * S::kSlotBytes;  // this row's slot
+    uint8_t* const table = smem + kWarps * P * S::kStageBytes;
+    float* const red = reinterpret_cast<float*>(table + S::kTableBytes);
+
+    const int s_begin = static_cast<int>(static_cast<int64_t>(p.steps) * kw / ks);
+    const int n_s = static_cast<int>(static_cast<int64_t>(p.steps) * (kw + 1) / ks) - s_begin;  // >= 1
+    const int n_g = (n_s + G - 1) / G;  // items per tile
+    const int64_t my_tiles = static_cast<int64_t>(blockIdx.x) < p.n_block_tiles
+                                 ? (p.n_block_tiles - 1 - blockIdx.x) / gridDim.x + 1
+                                 : 0;
+    const int64_t n_items = my_tiles * n_g;
+    // This lane's row of tile t (rows past the end: the last row, whose address is harmless; such a
+    // lane copies nothing and its results are dropped).
+    auto lane_row = [&](int64_t t) -> int64_t {
+        return (static_cast<int64_t>(blockIdx.x) + t * gridDim.x) * rws * kRowsPerWarp + rw * kRowsPerWarp + r8;
+    };
+    auto row_start = [&](int64_t row) -> uintptr_t {
+        return reinterpret_cast<uintptr_t>(p.w) + static_cast<uintptr_t>(min(row, p.rows - 1)) * static_cast<uintptr_t>(p.row_bytes);
+    };
+
+    // ---- copying: the 4 lanes of a row copy its 16-byte chunks u, u + 4, u + 8, ... -------------------
+    int64_t issue_tile = 0;
+    int issue_group = 0, issue_slot = 0;
+    bool issue_valid = n_items > 0 && lane_row(0) < p.rows;
+    uintptr_t issue_base = row_start(lane_row(0));
+    // Enqueues the next item (one commit group per item, by the caller) and advances the cursor.
+    auto issue_next = [&]() {
+        const int step0 = s_begin + issue_group * G;
+        const int nsteps = min(G, s_begin + n_s - step0);
+        int bytes = nsteps * Dot::kStepBytes;
+        if (step0 + nsteps == p.steps) bytes -= Dot::kStepBytes - p.last_step_bytes;
+        if (issue_valid) {
+            const uintptr_t start = issue_base + static_cast<uintptr_t>(step0) * Dot::kStepBytes;
+            const uintptr_t first = start & ~uintptr_t{15};
+            const auto n_chunks = static_cast<int>((start + static_cast<uintptr_t>(bytes) - first + 15) >> 4);
+            uint8_t* const dst = stages + issue_slot * S::kStageBytes;
+            if (first >= p.w_begin && first + 16u * static_cast<uint32_t>(n_chunks) <= p.w_end) {
+#pragma unroll
+                for (int k = 0; k < kChunkIters; ++k) {
+                    const int c = u + 4 * k;
+                    if (c < n_chunks) cp_async16(dst + 16 * c, reinterpret_cast<const void*>(first + 16u * static_cast<uint32_t>(c)));
+                }
+            } else {  // the first or last row of a matrix that is not 16-byte aligned at its ends
+#pragma unroll 1
+                for (int c = u; c < n_chunks; c += 4) {
+                    const uintptr_t chunk = first + 16u * static_cast<uint32_t>(c);
+                    if (chunk >= p.w_begin && chunk + 16 <= p.w_end)
+                        cp_async16(dst + 16 * c, reinterpret_cast<const void*>(chunk));
+                    else
+                        copy_partial_chunk(dst + 16 * c, chunk, p.w_begin, p.w_end);
+                }
+            }
+        }
+        issue_slot = issue_slot + 1 == P ? 0 : issue_slot + 1;
+        if (++issue_group == n_g) {
+            issue_group = 0;
+            ++issue_tile;
+            const int64_t row = lane_row(issue_tile);
+            issue_valid = row < p.rows;
+            issue_base = row_start(row);
+        }
+    };
+
+    // Prologue: the first P - 1 items in flight, then the codebook (overlapping them).
+#pragma unroll
+    for (int s = 0; s < P - 1; ++s) {
+        if (s < n_items) issue_next();
+        cp_async_commit();
+    }
+    IqTables tables;
+    stage_tables<Dot>(table, tables);
+    __syncthreads();
+
+    // ---- computing ----------------------------------------------------------------------------------
+    const bool partial_last = p.act_blocks % 8 != 0;  // the last step has fewer than 8 blocks
+    int64_t tile = 0;
+    int group = 0, slot = 0;
+    int64_t row = lane_row(0);
+    uintptr_t my_base = row_start(row);
+    float acc = 0.0f;
+    for (int64_t i = 0; i < n_items; ++i) {
+        if (i + P - 1 < n_items) issue_next();
+        cp_async_commit();
+        cp_async_wait<P - 1>();  // item i has landed (for this lane's copies) ...
+        __syncwarp();            // ... and for every lane's
+
+        if (row - r8 < p.rows) {  // warp-uniform: the tile has rows; lanes of rows past the end drop theirs
+            const int step0 = s_begin + group * G;
+            const int nsteps = min(G, s_begin + n_s - step0);
+            const uintptr_t start = my_base + static_cast<uintptr_t>(step0) * Dot::kStepBytes;
+            const int mis = A >= 16 ? 0 : static_cast<int>(start & 15u);  // A = 16: the matrix is aligned
+            const uint8_t* data = stages + slot * S::kStageBytes + mis;
+            int b = step0 * 8 + 2 * u;  // this unit's first activation block
+#pragma unroll 1
+            for (int g = 0; g < nsteps; ++g, data += Dot::kStepBytes, b += 8) {
+                ActUnit a;
+                float term[2];
+                if (!partial_last || step0 + g < p.steps - 1) {
+                    load_act_pair(p.act, b, a);
+                    Dot::template unit<A>(data, u, a, tables, term);
+                    acc = add(add(acc, term[0]), term[1]);
+                } else {  // a partial last step: blocks past the end read the last one, terms dropped
+                    load_act_block(p.act, min(b, p.act_blocks - 1), a, 0);
+                    load_act_block(p.act, min(b + 1, p.act_blocks - 1), a, 1);
+                    Dot::template unit<A>(data, u, a, tables, term);
+                    if (b < p.act_blocks) acc = add(acc, term[0]);
+                    if (b + 1 < p.act_blocks) acc = add(acc, term[1]);
+                }
+            }
+        }
+        __syncwarp();  // everyone is done with this slot before it is refilled
+        slot = slot + 1 == P ? 0 : slot + 1;
+
+        if (++group == n_g) {  // the warp's slice of this row tile is complete
+            group = 0;
+            acc = add(acc, __shfl_xor_sync(0xFFFFFFFFu, acc, 1));
+            acc = add(acc, __shfl_xor_sync(0xFFFFFFFFu, acc, 2));
+            if (ks == 1) {
+                if (u == 0 && row < p.rows) p.dst[row] = p.accumulate ? add(p.dst[row], acc) : acc;
+            } else {
+                // Every warp of the block reaches this barrier once per block tile (they share the
+                // tile sequence), so the count matches; the parity buffer lets the next tile's
+                // partials land while warp kw = 0 still reads these.
+                const int parity = static_cast<int>(tile & 1);
+                if (u == 0) red[(parity * kWarps + warp) * kRowsPerWarp + r8] = acc;
+                __syncthreads();
+                if (kw == 0 && lane < kRowsPerWarp) {
+                    const float* part = red + (parity * kWarps + rw * ks) * kRowsPerWarp + lane;
+                    float sum = part[0];
+                    for (int j = 1; j < ks; ++j) sum = add(sum, part[j * kRowsPerWarp]);
+                    const int64_t out_row = row - r8 + lane;
+                    if (out_row < p.rows) p.dst[out_row] = p.accumulate ? add(p.dst[out_row], sum) : sum;
+                }
+            }
+            acc = 0.0f;
+            ++tile;
+            row = lane_row(tile);
+            my_base = row_start(row);
+        }
+    }
+    cp_async_wait<0>();
+}
+
+// Multiprocessors of the current device (cached per device ordinal).
+inline int sm_count() {
+    static std::atomic<int> cache[64];  // zero-initialised (static storage)
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) return 1;
+    if (dev < 64) {
+        const int cached = cache[dev].load(std::memory_order_relaxed);
+        if (cached > 0) return cached;
+    }
+    int n = 0;
+    if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n <= 0) return 1;
+    if (dev < 64) cache[dev].store(n, std::memory_order_relaxed);
+    return n;
+}
+
+// Resident thread blocks per multiprocessor of one instantiation (asked once).
+template <class Dot, int A>
+int blocks_per_sm() {
+    static const int n = [] {
+        int b = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, gemv_q_kernel<Dot, A>, kThreads,
+                                                          Staging<Dot>::kSharedBytes) != cudaSuccess ||
+            b <= 0) {
+            (void)cudaGetLastError();
+            return 1;
+        }
+        return b;
+    }();
+    return n;
+}
+
+// Warps per row tile along K (1, 2, 4 or 8, at most the steps of a row). More splits mean more,
+// shorter warp tasks: better latency hiding and fewer idle slots in the last round, at the cost of
+// a block barrier and a partial-sum exchange per tile. The choice uses the per-arch constant
+// kGemvResidentWarps, never the device, so a shape always sums in the same order: for each ks the
+// fraction of resident warp slots busy over the rounds of a balanced grid; the smallest ks within
+// 5% of the best wins.
+inline int choose_ks(int64_t row_tiles, int steps) {
+    const int64_t slots = tuning::kGemvResidentWarps / kWarps;  // resident blocks
+    double best = 0.0;
+    int best_ks = 1;
+    double use[4] = {0, 0, 0, 0};
+    for (int i = 0, ks = 1; i < 4; ++i, ks *= 2) {
+        if (ks > steps) break;
+        const int64_t blocks = (row_tiles + kWarps / ks - 1) / (kWarps / ks);
+        const int64_t rounds = (blocks + slots - 1) / slots;
+        use[i] = static_cast<double>(blocks) / static_cast<double>(rounds * slots);
+        if (use[i] > best) best = use[i];
+    }
+    for (int i = 0, ks = 1; i < 4; ++i, ks *= 2)
+        if (use[i] >= 0.95 * best) {
+            best_ks = ks;
+            break;
+        }
+    return best_ks;
+}
+
+template <class Dot, int A>
+cudaError_t launch_gemv_as(const GemvKernelArgs& args, cudaStream_t stream) {
+    // Grid: as many blocks as can be resident, but with the block tiles spread evenly (every block
+    // gets the same number of tiles, give or take one), so no wave of stragglers runs alone.
+    const int64_t max_blocks = static_cast<int64_t>(sm_count()) * blocks_per_sm<Dot, A>();
+    const int64_t per_block = (args.n_block_tiles + max_blocks - 1) / max_blocks;
+    const int64_t blocks = (args.n_block_tiles + per_block - 1) / per_block;
+    gemv_q_kernel<Dot, A><<<static_cast<unsigned>(blocks), kThreads, Staging<Dot>::kSharedBytes, stream>>>(args);
+    return cudaGetLastError();
+}
+
+template <class Dot>
+cudaError_t launch_gemv(const GemvLaunch& c, cudaStream_t stream) {
+    if (c.out <= 0 || c.in <= 0) return cudaSuccess;
+    GemvKernelArgs p{};
+    p.w = static_cast<const uint8_t*>(c.weight);
+    p.w_begin = reinterpret_cast<uintptr_t>(c.weight);
+    p.w_end = p.w_begin + static_cast<uintptr_t>(c.out) * static_cast<uintptr_t>(c.row_bytes);
+    p.row_bytes = c.row_bytes;
+    p.rows = c.out;
+    p.steps = static_cast<int>((c.in + kStepElems - 1) / kStepElems);
+    p.act_blocks = static_cast<int>(c.in / 32);
+    const int64_t last_elems = c.in - static_cast<int64_t>(p.steps - 1) * kStepElems;
+    p.last_step_bytes = static_cast<int>(last_elems / Dot::kBlockElems * Dot::kBlockBytes);
+    const int64_t row_tiles = (c.out + kRowsPerWarp - 1) / kRowsPerWarp;
+    p.ks = choose_ks(row_tiles, p.steps);
+    const int64_t tiles_per_block = kWarps / p.ks;
+    p.n_block_tiles = (row_tiles + tiles_per_block - 1) / tiles_per_block;
+    const auto* base = static_cast<const int8_t*>(c.act);
+    p.act.q = base;
+    p.act.d = reinterpret_cast<const float*>(base + c.in);
+    p.act.s = reinterpret_cast<const float*>(base + c.in + c.in / 8);
+    p.dst = c.dst;
+    p.accumulate = c.accumulate ? 1 : 0;
+    if constexpr (Dot::kAlign > 2) {
+        // Every step of a 16-byte-aligned matrix is kAlign-aligned (row_bytes is a multiple of the
+        // step size, itself a multiple of kAlign); otherwise the any-alignment path.
+        if (p.w_begin % 16 == 0) return launch_gemv_as<Dot, Dot::kAlign>(p, stream);
+    }
+    return launch_gemv_as<Dot, 2>(p, stream);
+}
+
+}  // namespace dense::cuda::gemv

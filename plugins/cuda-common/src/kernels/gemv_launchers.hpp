@@ -1,0 +1,56 @@
+// Host entry points of the GEMV and activation-quantize kernels (defined in the gemv_*.cu and
+// quantize_act.cu files, one file per format family). Plain C++: gemv_ops.cpp (g++) calls them.
+//
+// Contract (gemv_ops.cpp validates every call before it gets here):
+//   - weight: `out` contiguous rows of `row_bytes` bytes, each `in` elements of the format (in a
+//     multiple of the block size); any address (an unaligned matrix takes a slower load path);
+//   - act: `in` elements of the activation format: Q8_32 (codes 16-byte aligned) for the quantized
+//     formats, F32 (4-byte aligned) for F32 / F16 / BF16 weights;
+//   - dst: `out` floats, 4-byte aligned, disjoint from weight and act; accumulate: dst += W x,
+//     else dst = W x.
+// All pointers are device memory of the current device. The launch is enqueued on `stream` (no
+// host synchronisation); the return value is cudaGetLastError() after the launch.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace dense::cuda {
+
+struct GemvLaunch {
+    const void* weight = nullptr;
+    int64_t in = 0;
+    int64_t out = 0;
+    int64_t row_bytes = 0;
+    const void* act = nullptr;
+    float* dst = nullptr;
+    bool accumulate = false;
+};
+
+using GemvLauncher = cudaError_t (*)(const GemvLaunch& call, cudaStream_t stream);
+
+// Quantized weights x Q8_32 activation.
+cudaError_t launch_gemv_q8_0(const GemvLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemv_q2_k(const GemvLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemv_q3_k(const GemvLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemv_q4_k(const GemvLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemv_q5_k(const GemvLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemv_q6_k(const GemvLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemv_iq2_xs(const GemvLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemv_iq2_s(const GemvLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemv_iq3_xxs(const GemvLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemv_iq3_s(const GemvLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemv_iq4_nl(const GemvLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemv_iq4_xs(const GemvLaunch& call, cudaStream_t stream);
+
+// Float weights x F32 activation.
+cudaError_t launch_gemv_f32(const GemvLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemv_f16(const GemvLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemv_bf16(const GemvLaunch& call, cudaStream_t stream);
+
+// F32 x[n] -> Q8_32 (n a multiple of 32, `out` 16-byte aligned, n + n/4 bytes), bit-exact with
+// cpu-ref's quantize_q8_32.
+cudaError_t launch_quantize_q8_32(const float* x, void* out, int64_t n, cudaStream_t stream);
+
+}  // namespace dense::cuda

@@ -1,0 +1,12 @@
+// GEMV of Q2_K weights against the Q8_32 activation (gemv_kernel.cuh, gemv_dot_q2_k.cuh).
+#include "kernels/gemv_dot_q2_k.cuh"
+#include "kernels/gemv_kernel.cuh"
+#include "kernels/gemv_launchers.hpp"
+
+namespace dense::cuda {
+
+cudaError_t launch_gemv_q2_k(const GemvLaunch& call, cudaStream_t stream) {
+    return gemv::launch_gemv<gemv::Q2_KDot>(call, stream);
+}
+
+}  // namespace dense::cuda

@@ -1,0 +1,42 @@
+// CONV1D_CAUSAL: one thread per channel (grid-stride), any kernel width >= 2.
+//
+// y[c] = sum_i taps[c][i] * window[i], window = [state_in[c][0 .. K-2], x[c]], summed in tap order
+// from 0 with fused multiply-adds in fp32 (spec 7.2 sums in float in the same order; cpu-ref in
+// double). The error is <= K * 2^-24 * sum_i |taps[c][i] * window[i]| before the SiLU, which the
+// tests bound per channel.
+//
+// state_out[c] = window[1 ..]: the thread reads the whole window for the sum first, then shifts with
+// state_out[c][i] = state_in[c][i + 1] in ascending i (each read happens before that element is
+// overwritten), so state_out may be the very same memory as state_in. Channels are disjoint.
+#include "kernels/act_common.cuh"
+#include "kernels/act_launchers.hpp"
+
+namespace dense::cuda::act {
+namespace {
+
+__global__ void conv1d_causal_kernel(ConvArgs a) {
+    const int64_t keep = a.kernel - 1;
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < a.channels; c += stride) {
+        const float* taps = a.taps + c * a.kernel;
+        const float* s_in = a.state_in + c * keep;
+        float* s_out = a.state_out + c * keep;
+        const float xc = a.x[c];
+        float acc = 0.0f;
+        for (int64_t i = 0; i < keep; ++i) acc = __fmaf_rn(taps[i], s_in[i], acc);
+        acc = __fmaf_rn(taps[keep], xc, acc);
+        a.y[c] = a.silu ? silu_f(acc) : acc;
+        for (int64_t i = 0; i + 1 < keep; ++i) s_out[i] = s_in[i + 1];
+        s_out[keep - 1] = xc;
+    }
+}
+
+}  // namespace
+
+cudaError_t launch_conv1d_causal(const ConvArgs& a, cudaStream_t stream) {
+    if (a.channels <= 0 || a.kernel < 2) return cudaSuccess;
+    conv1d_causal_kernel<<<grid_for(a.channels, kEltThreads, kEltMaxBlocks), kEltThreads, 0, stream>>>(a);
+    return cudaGetLastError();
+}
+
+}  // namespace dense::cuda::act

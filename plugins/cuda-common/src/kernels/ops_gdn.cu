@@ -1,0 +1,129 @@
+// GDN_DECODE, the gated delta rule for one token (spec 7.5). One WARP per state column (value head h,
+// value dim j), 8 columns per block, grid-stride over the hv * dv columns.
+//
+// Column j of head h is S[.][j], stored contiguously at h*dk*dv + j*dk (the state layout of the ABI),
+// and everything the rule does to it depends only on that column, k, q, v[j], beta_h and decay_h:
+//   S[.][j] *= decay;  u = S[.][j] . k;  delta = beta (v[j] - u);  S[.][j] += k delta;  o[j] = scale S[.][j] . q
+// So the 32 lanes of a warp hold the column in registers (dk <= 128: lane l owns rows l, l+32, ...),
+// both dot products are lane-local fused multiply-adds plus a 5-level butterfly, and the column is
+// written back once. Columns never overlap, and a warp reads its whole column before writing it, so
+// state_out may be the very same memory as state_in. dk > 128 takes a second path that streams the
+// column from memory twice instead of holding it (same arithmetic, same aliasing argument: each
+// element is read, then written, by one lane).
+//
+// Numerics (fp32): decay * S is one rounding, S + k delta one fused rounding; u and o are 128-term
+// dot products, error <= (4 + 5) * 2^-24 * sum |terms|. cpu-ref keeps each step in double and rounds
+// the state once, so the two drift apart by a few ulp per step; the recurrence is contractive
+// (decay <= 1, and with unit-norm k and beta in (0, 1) the update is a projection), so the drift
+// does not grow without bound. The tests chain several steps and allow 2e-6 of max |o| (+ 2e-6
+// relative per element), for o and for the state.
+#include "kernels/act_common.cuh"
+#include "kernels/act_launchers.hpp"
+
+namespace dense::cuda::act {
+namespace {
+
+constexpr int kGdnWarps = 8;
+constexpr int kGdnThreads = 32 * kGdnWarps;
+constexpr int kGdnRegRows = 4;  // rows per lane held in registers: dk <= 32 * 4
+constexpr int64_t kGdnMaxBlocks = 1 << 20;
+
+// Column view shared by both paths.
+struct Column {
+    const float* q;
+    const float* k;
+    const float* s_in;
+    float* s_out;
+    float v, beta, decay;
+    float* o;
+};
+
+__device__ __forceinline__ Column column_of(const GdnArgs& a, int64_t col) {
+    const int64_t h = col / a.dv;
+    const int64_t j = col - h * a.dv;
+    const int64_t kh = h % a.hk;  // tiled head mapping (spec 7.4)
+    const int64_t base = h * a.dk * a.dv + j * a.dk;
+    Column c;
+    c.q = a.q + kh * a.q_stride;
+    c.k = a.k + kh * a.k_stride;
+    c.s_in = a.state_in + base;
+    c.s_out = a.state_out + base;
+    c.v = a.v[h * a.v_stride + j];
+    c.beta = a.beta[h];
+    c.decay = a.decay[h];
+    c.o = a.o + h * a.dv + j;
+    return c;
+}
+
+__global__ void __launch_bounds__(kGdnThreads) gdn_decode_regs_kernel(GdnArgs a) {
+    const int lane = static_cast<int>(threadIdx.x & 31u);
+    const int64_t n_cols = a.hv * a.dv;
+    const int64_t warp_stride = static_cast<int64_t>(gridDim.x) * kGdnWarps;
+    for (int64_t col = static_cast<int64_t>(blockIdx.x) * kGdnWarps + (threadIdx.x >> 5); col < n_cols;
+         col += warp_stride) {
+        const Column c = column_of(a, col);
+        float s[kGdnRegRows], kk[kGdnRegRows], qq[kGdnRegRows];
+        float u = 0.0f;
+#pragma unroll
+        for (int t = 0; t < kGdnRegRows; ++t) {
+            const int64_t i = lane + 32 * t;
+            const bool in = i < a.dk;
+            s[t] = in ? c.s_in[i] * c.decay : 0.0f;
+            kk[t] = in ? c.k[i] : 0.0f;
+            qq[t] = in ? c.q[i] : 0.0f;
+            u = __fmaf_rn(s[t], kk[t], u);
+        }
+        u = warp_sum(u);
+        const float delta = c.beta * (c.v - u);
+        float acc = 0.0f;
+#pragma unroll
+        for (int t = 0; t < kGdnRegRows; ++t) {
+            s[t] = __fmaf_rn(kk[t], delta, s[t]);
+            acc = __fmaf_rn(s[t], qq[t], acc);
+        }
+        acc = warp_sum(acc);
+#pragma unroll
+        for (int t = 0; t < kGdnRegRows; ++t) {
+            const int64_t i = lane + 32 * t;
+            if (i < a.dk) c.s_out[i] = s[t];
+        }
+        if (lane == 0) *c.o = a.scale * acc;
+    }
+}
+
+__global__ void __launch_bounds__(kGdnThreads) gdn_decode_stream_kernel(GdnArgs a) {
+    const int lane = static_cast<int>(threadIdx.x & 31u);
+    const int64_t n_cols = a.hv * a.dv;
+    const int64_t warp_stride = static_cast<int64_t>(gridDim.x) * kGdnWarps;
+    for (int64_t col = static_cast<int64_t>(blockIdx.x) * kGdnWarps + (threadIdx.x >> 5); col < n_cols;
+         col += warp_stride) {
+        const Column c = column_of(a, col);
+        float u = 0.0f;
+        for (int64_t i = lane; i < a.dk; i += 32) u = __fmaf_rn(c.s_in[i] * c.decay, c.k[i], u);
+        u = warp_sum(u);
+        const float delta = c.beta * (c.v - u);
+        float acc = 0.0f;
+        for (int64_t i = lane; i < a.dk; i += 32) {
+            const float s = __fmaf_rn(c.k[i], delta, c.s_in[i] * c.decay);
+            c.s_out[i] = s;
+            acc = __fmaf_rn(s, c.q[i], acc);
+        }
+        acc = warp_sum(acc);
+        if (lane == 0) *c.o = a.scale * acc;
+    }
+}
+
+}  // namespace
+
+cudaError_t launch_gdn_decode(const GdnArgs& a, cudaStream_t stream) {
+    const int64_t n_cols = a.hv * a.dv;
+    if (n_cols <= 0 || a.dk <= 0) return cudaSuccess;
+    const unsigned blocks = grid_for(n_cols, kGdnWarps, kGdnMaxBlocks);
+    if (a.dk <= 32 * kGdnRegRows)
+        gdn_decode_regs_kernel<<<blocks, kGdnThreads, 0, stream>>>(a);
+    else
+        gdn_decode_stream_kernel<<<blocks, kGdnThreads, 0, stream>>>(a);
+    return cudaGetLastError();
+}
+
+}  // namespace dense::cuda::act

@@ -1,0 +1,144 @@
+#include "bench/bench_report.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+namespace dense::bench {
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+// Rates: whole numbers when large, three significant digits when small (a CPU run's 0.06 GB/s).
+std::string rate(double v) { return v >= 100 ? fmt("%.0f", v) : fmt("%.3g", v); }
+
+std::string mib(uint64_t b) { return fmt("%.0f", static_cast<double>(b) / (1024.0 * 1024.0)); }
+
+}  // namespace
+
+std::string to_markdown(const BenchReport& r) {
+    std::ostringstream o;
+    o << "dense-rt " << r.version << " | " << r.model << " | " << r.device << " | pack " << r.pack << " | KV "
+      << r.kv_type << "\n";
+    if (r.ceiling)
+        o << "bandwidth ceiling (same run, " << mib(r.ceiling->buffer_bytes) << " MiB buffers): copy "
+          << rate(r.ceiling->copy_gbs) << " GB/s (read+write), pure read " << rate(r.ceiling->read_gbs)
+          << " GB/s (" << r.ceiling->read_impl << ")\n";
+    if (!r.rows.empty()) {
+        o << "weights read per generated token: " << fmt("%.3f", static_cast<double>(r.weight_bytes_per_token) / 1e9)
+          << " GB | session device memory: " << mib(r.session_bytes) << " MiB | load " << fmt("%.1f", r.load_seconds)
+          << " s\n\n";
+        o << "| test | depth | t/s | ± | weight GB/s | of read ceiling | TTFT ms |\n";
+        o << "|---|---:|---:|---:|---:|---:|---:|\n";
+        for (const auto& row : r.rows) {
+            const bool tg = row.test.rfind("tg", 0) == 0;
+            const double gbs = static_cast<double>(r.weight_bytes_per_token) * row.mean_tok_per_s() / 1e9;
+            o << "| " << row.test << " | " << row.depth << " | " << fmt("%.2f", row.mean_tok_per_s()) << " | "
+              << fmt("%.2f", row.stddev_tok_per_s()) << " | " << (tg ? rate(gbs) : "") << " | "
+              << (tg && r.ceiling ? fmt("%.1f %%", 100.0 * gbs / r.ceiling->read_gbs) : "") << " | "
+              << (tg ? "" : fmt("%.1f", row.ttft_s * 1e3)) << " |\n";
+        }
+    }
+    if (!r.gemv.empty()) {
+        o << "\n| GEMV format | shape | in x out | act | MB | µs | GB/s | of read ceiling | impl |\n";
+        o << "|---|---|---|---|---:|---:|---:|---:|---|\n";
+        for (const auto& g : r.gemv)
+            o << "| " << g.format << " | " << g.shape << " | " << g.in << " x " << g.out << " | " << g.act << " | "
+              << fmt("%.1f", static_cast<double>(g.weight_bytes) / 1e6) << " | " << fmt("%.1f", g.seconds * 1e6) << " | "
+              << rate(g.gbs) << " | " << (g.fraction > 0 ? fmt("%.1f %%", 100.0 * g.fraction) : "") << " | "
+              << g.impl << " |\n";
+    }
+    return o.str();
+}
+
+std::string to_json(const BenchReport& r) {
+    nlohmann::json j;
+    j["version"] = r.version;
+    j["command"] = r.command;
+    j["model"] = r.model;
+    j["device"] = r.device;
+    j["pack"] = r.pack;
+    j["kv_type"] = r.kv_type;
+    j["weight_bytes_per_token"] = r.weight_bytes_per_token;
+    j["session_bytes"] = r.session_bytes;
+    j["load_seconds"] = r.load_seconds;
+    if (r.ceiling)
+        j["bandwidth_ceiling"] = {{"buffer_bytes", r.ceiling->buffer_bytes},
+                                  {"copy_gbs", r.ceiling->copy_gbs},
+                                  {"read_gbs", r.ceiling->read_gbs},
+                                  {"read_impl", r.ceiling->read_impl}};
+    j["tests"] = nlohmann::json::array();
+    for (const auto& row : r.rows)
+        j["tests"].push_back({{"test", row.test},
+                              {"depth", row.depth},
+                              {"tokens", row.tokens},
+                              {"tok_per_s", row.tok_per_s},
+                              {"mean_tok_per_s", row.mean_tok_per_s()},
+                              {"stddev_tok_per_s", row.stddev_tok_per_s()},
+                              {"ttft_s", row.ttft_s}});
+    j["gemv"] = nlohmann::json::array();
+    for (const auto& g : r.gemv)
+        j["gemv"].push_back({{"format", g.format},
+                             {"shape", g.shape},
+                             {"in", g.in},
+                             {"out", g.out},
+                             {"act", g.act},
+                             {"impl", g.impl},
+                             {"weight_bytes", g.weight_bytes},
+                             {"seconds", g.seconds},
+                             {"gbs", g.gbs},
+                             {"fraction_of_read_ceiling", g.fraction}});
+    return j.dump(2) + "\n";
+}
+
+std::string to_svg(const BenchReport& r) {
+    if (r.rows.empty()) return {};
+    std::map<std::string, std::vector<std::pair<double, double>>> lines;  // test -> (depth, tok/s)
+    double max_d = 1, max_y = 1;
+    for (const auto& row : r.rows) {
+        lines[row.test].emplace_back(static_cast<double>(row.depth), row.mean_tok_per_s());
+        max_d = std::max(max_d, static_cast<double>(row.depth));
+        max_y = std::max(max_y, row.mean_tok_per_s());
+    }
+    const double W = 640, H = 400, L = 70, R = 20, T = 40, B = 50;
+    auto px = [&](double d) { return L + (W - L - R) * d / max_d; };
+    auto py = [&](double y) { return H - B - (H - T - B) * y / (max_y * 1.1); };
+    static const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"};
+    std::ostringstream s;
+    s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
+      << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+    s << "<text x=\"" << L << "\" y=\"22\" font-size=\"14\">dense-rt bench: " << r.model << " on " << r.device
+      << "</text>\n";
+    s << "<line x1=\"" << L << "\" y1=\"" << H - B << "\" x2=\"" << W - R << "\" y2=\"" << H - B << "\" stroke=\"black\"/>\n";
+    s << "<line x1=\"" << L << "\" y1=\"" << T << "\" x2=\"" << L << "\" y2=\"" << H - B << "\" stroke=\"black\"/>\n";
+    for (int i = 0; i <= 4; ++i) {
+        const double y = max_y * 1.1 * i / 4, d = max_d * i / 4;
+        s << "<text x=\"" << L - 6 << "\" y=\"" << py(y) + 4 << "\" text-anchor=\"end\">" << fmt("%.0f", y) << "</text>\n";
+        s << "<text x=\"" << px(d) << "\" y=\"" << H - B + 16 << "\" text-anchor=\"middle\">" << fmt("%.0f", d) << "</text>\n";
+    }
+    s << "<text x=\"" << (L + W - R) / 2 << "\" y=\"" << H - 12 << "\" text-anchor=\"middle\">context depth (tokens)</text>\n";
+    s << "<text x=\"16\" y=\"" << (T + H - B) / 2 << "\" transform=\"rotate(-90 16 " << (T + H - B) / 2
+      << ")\" text-anchor=\"middle\">tokens / s</text>\n";
+    int c = 0;
+    for (const auto& [test, pts] : lines) {
+        const char* col = colors[c % 5];
+        s << "<polyline fill=\"none\" stroke=\"" << col << "\" stroke-width=\"2\" points=\"";
+        for (const auto& [d, y] : pts) s << px(d) << "," << py(y) << " ";
+        s << "\"/>\n";
+        for (const auto& [d, y] : pts) s << "<circle cx=\"" << px(d) << "\" cy=\"" << py(y) << "\" r=\"3\" fill=\"" << col << "\"/>\n";
+        s << "<text x=\"" << W - R - 80 << "\" y=\"" << T + 16 * (c + 1) << "\" fill=\"" << col << "\">" << test << "</text>\n";
+        ++c;
+    }
+    s << "</svg>\n";
+    return s.str();
+}
+
+}  // namespace dense::bench

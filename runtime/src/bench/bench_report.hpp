@@ -1,0 +1,35 @@
+// What `dense-rt bench` prints and writes: a markdown table (stdout), JSON (--json FILE) and an SVG
+// plot of tok/s against context depth (--plot FILE).
+#pragma once
+
+#include "bench/bandwidth_probe.hpp"
+#include "bench/gemv_bench.hpp"
+#include "bench/model_bench.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dense::bench {
+
+struct BenchReport {
+    std::string version;                  // dense-rt version
+    std::string command;                  // the command line, for the record
+    std::string model;                    // file name
+    std::string device;                   // "cuda:0 (NVIDIA H200)"
+    std::string pack;                     // the pack that runs the main device
+    std::string kv_type;                  // "f16"
+    uint64_t weight_bytes_per_token = 0;  // weights a generated token reads (LM head included)
+    uint64_t session_bytes = 0;           // device memory the session holds (weights, KV, state, buffers)
+    double load_seconds = 0;
+    std::optional<BandwidthCeiling> ceiling;
+    std::vector<ModelBenchRow> rows;
+    std::vector<GemvResult> gemv;
+};
+
+std::string to_markdown(const BenchReport& report);
+std::string to_json(const BenchReport& report);
+// tok/s (y) against depth (x), one polyline per test; empty string when there are no model rows.
+std::string to_svg(const BenchReport& report);
+
+}  // namespace dense::bench

@@ -1,0 +1,98 @@
+#include "bench/gemv_bench.hpp"
+
+#include "bench/op_call.hpp"
+#include "bench/timing.hpp"
+#include "core/type_table.hpp"
+#include "packs/activation_choice.hpp"
+#include "synth/block_fill.hpp"
+
+#include <dense/sdk/pack.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace dense::bench {
+
+std::vector<GemvShape> qwen35_27b_gemv_shapes() {
+    return {
+        {"ffn_gate/up", 5120, 17408},
+        {"ffn_down", 17408, 5120},
+        {"attn_q+gate", 5120, 12288},
+        {"ssm_qkv", 5120, 10240},
+        {"attn_output", 6144, 5120},
+        {"lm_head", 5120, 248320},
+    };
+}
+
+namespace {
+
+// One case: `copies` identical matrices (so every call misses L2), the activation quantized once.
+GemvResult run_case(const packs::PackManager& packs, size_t device, const MemoryFactory& memory,
+                    const GemvBenchOptions& o, dense_type_id type, const GemvShape& shape) {
+    const auto& dev = packs.devices().at(device);
+    const TypeInfo& t = *global_type_table().find(type);
+    const uint64_t w_bytes = tensor_bytes(type, {shape.in, shape.out, 1, 1});
+    const int copies = static_cast<int>(std::clamp<uint64_t>((o.rotate_bytes + w_bytes - 1) / w_bytes, 2, 64));
+    const dense_type_id act = packs::gemv_activation_chooser(packs, device)(type);
+
+    auto mem = memory();
+    std::vector<std::byte> host(w_bytes);
+    synth::Rng rng(0x6E3Fu + type);
+    synth::fill_blocks(synth::make_recipe(type, 1.0 / std::sqrt(static_cast<double>(shape.in))), rng, host.data(),
+                       w_bytes / t.block_bytes);
+    std::vector<void*> w(static_cast<size_t>(copies));
+    for (auto& p : w) {
+        p = mem->alloc(w_bytes, "gemv bench weights");
+        mem->to_device(p, host.data(), w_bytes);
+    }
+    std::vector<float> x(static_cast<size_t>(shape.in));
+    for (auto& v : x) v = static_cast<float>(rng.uniform(-1.0, 1.0));
+    void* x_dev = mem->alloc(x.size() * 4, "gemv bench input");
+    mem->to_device(x_dev, x.data(), x.size() * 4);
+    void* a_dev = mem->alloc(tensor_bytes(act, {shape.in, 1, 1, 1}), "gemv bench activation");
+    void* y_dev = mem->alloc(static_cast<uint64_t>(shape.out) * 4, "gemv bench output");
+
+    OpCall quantize(packs, device, {DENSE_OP_QUANTIZE_ACT, DENSE_TYPE_NONE, act, dev.kind()},
+                    {contiguous_view(x_dev, DENSE_TYPE_F32, dev, {shape.in, 1, 1, 1})},
+                    {contiguous_view(a_dev, act, dev, {shape.in, 1, 1, 1})}, nullptr, mem->stream());
+    quantize.run();
+    std::vector<std::unique_ptr<OpCall>> calls;
+    for (void* p : w)
+        calls.push_back(std::make_unique<OpCall>(
+            packs, device, packs::OpKey{DENSE_OP_GEMV_Q, type, act, dev.kind()},
+            std::vector<dense_tensor_view>{contiguous_view(p, type, dev, {shape.in, shape.out, 1, 1}),
+                                           contiguous_view(a_dev, act, dev, {shape.in, 1, 1, 1})},
+            std::vector<dense_tensor_view>{contiguous_view(y_dev, DENSE_TYPE_F32, dev, {shape.out, 1, 1, 1})}, nullptr,
+            mem->stream()));
+    mem->sync();
+
+    const int per_timing = std::max(copies, 20);
+    const Timing timing = time_device_work(
+        *mem, [&] { for (int i = 0; i < per_timing; ++i) calls[static_cast<size_t>(i % copies)]->run(); }, o.reps);
+
+    GemvResult r;
+    r.format = t.name;
+    r.shape = shape.label;
+    r.impl = calls.front()->impl_name();
+    r.act = global_type_table().find(act) ? global_type_table().find(act)->name : std::to_string(act);
+    r.in = shape.in;
+    r.out = shape.out;
+    r.weight_bytes = w_bytes;
+    r.seconds = timing.best() / per_timing;
+    r.gbs = static_cast<double>(w_bytes) / r.seconds / 1e9;
+    r.fraction = o.read_ceiling_gbs > 0 ? r.gbs / o.read_ceiling_gbs : 0;
+    return r;
+}
+
+}  // namespace
+
+std::vector<GemvResult> bench_gemv(const packs::PackManager& packs, size_t device, const MemoryFactory& memory,
+                                   const GemvBenchOptions& o) {
+    std::vector<GemvResult> out;
+    for (dense_type_id type : o.formats)
+        for (const GemvShape& s : o.shapes) out.push_back(run_case(packs, device, memory, o, type, s));
+    return out;
+}
+
+}  // namespace dense::bench

@@ -1,0 +1,23 @@
+// The flags of `dense-rt bench` (parsed in main.cpp, run by cmd_bench.cpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dense::cli {
+
+struct BenchFlags {
+    int prompt_tokens = 512;          // -p
+    int gen_tokens = 128;             // -n
+    std::string depths = "0";         // -d 0,8192,32768
+    int reps = 3;                     // -r
+    std::string json_out;             // --json FILE
+    std::string plot_out;             // --plot FILE.svg
+    bool gemv = false;                // --gemv: the per-format GEMV micro-bench too
+    bool gemv_only = false;           // --gemv-only: no model needed
+    std::vector<std::string> gemv_formats;  // --gemv-formats q4_k,iq4_xs (default: all 12)
+    double ceiling_gib = 1.0;         // --ceiling-buffer GiB per buffer of the bandwidth probe
+    bool cpu = false;                 // --cpu: bench the CPU reference instead of the main device
+};
+
+}  // namespace dense::cli

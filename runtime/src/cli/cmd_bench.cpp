@@ -1,0 +1,168 @@
+// `dense-rt bench`: see commands.hpp and runtime/src/bench. The markdown table goes to stdout,
+// progress to stderr; --json and --plot write files.
+#include "bench/bandwidth_probe.hpp"
+#include "bench/bench_report.hpp"
+#include "bench/gemv_bench.hpp"
+#include "bench/model_bench.hpp"
+#include "cli/commands.hpp"
+#include "cli/loaded_model.hpp"
+#include "core/error.hpp"
+#include "core/type_table.hpp"
+#include "exec/session.hpp"
+#include "packs/pack_manager.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace dense::cli {
+
+namespace {
+
+std::vector<int64_t> parse_depths(const std::string& text) {
+    std::vector<int64_t> out;
+    std::stringstream ss(text);
+    for (std::string item; std::getline(ss, item, ',');) {
+        try {
+            size_t used = 0;
+            const long long v = std::stoll(item, &used);
+            if (used != item.size() || v < 0) throw std::invalid_argument(item);
+            out.push_back(v);
+        } catch (const std::exception&) {
+            throw Error(ErrorKind::Usage, "bench: -d expects comma-separated depths >= 0, got '" + text + "'");
+        }
+    }
+    if (out.empty()) throw Error(ErrorKind::Usage, "bench: -d is empty");
+    return out;
+}
+
+std::vector<dense_type_id> gemv_formats(const std::vector<std::string>& names) {
+    static const dense_type_id all[] = {DENSE_TYPE_Q8_0, DENSE_TYPE_Q2_K,    DENSE_TYPE_Q3_K,   DENSE_TYPE_Q4_K,
+                                        DENSE_TYPE_Q5_K, DENSE_TYPE_Q6_K,    DENSE_TYPE_IQ2_XS, DENSE_TYPE_IQ3_XXS,
+                                        DENSE_TYPE_IQ4_NL, DENSE_TYPE_IQ3_S, DENSE_TYPE_IQ2_S,  DENSE_TYPE_IQ4_XS};
+    if (names.empty()) return {std::begin(all), std::end(all)};
+    std::vector<dense_type_id> out;
+    for (const auto& n : names) {
+        const TypeInfo* t = global_type_table().find(n);
+        if (t == nullptr || !t->storable) throw Error(ErrorKind::Usage, "bench: --gemv-formats: unknown weight format '" + n + "'");
+        out.push_back(t->id);
+    }
+    return out;
+}
+
+// Bytes of weights one generated token reads: every trunk and head tensor, but only one row of the
+// token embedding (unless it is also the LM head).
+uint64_t weight_bytes_per_token(const model::BoundModel& m) {
+    uint64_t total = 0;
+    for (const auto& [role, t] : m.globals) {
+        if (t == nullptr) continue;
+        total += (role == "token_embd" && !m.tied_output) ? t->n_bytes / static_cast<uint64_t>(t->ne[1]) : t->n_bytes;
+    }
+    for (const auto& layer : m.layers)
+        for (const auto& [role, t] : layer.tensors)
+            if (t != nullptr) total += t->n_bytes;
+    return total;
+}
+
+void write_file(const std::string& path, const std::string& text, const char* what) {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    if (!out) throw Error(ErrorKind::Io, std::string("bench: cannot write the ") + what + " to " + path);
+    spdlog::info("bench: wrote {} to {}", what, path);
+}
+
+}  // namespace
+
+int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const packs::PackPolicy& policy,
+              const std::string& command_line) {
+    if (flags.reps < 1) throw Error(ErrorKind::Usage, "bench: -r must be at least 1");
+    if (flags.prompt_tokens < 0 || flags.gen_tokens < 0) throw Error(ErrorKind::Usage, "bench: -p and -n must be >= 0");
+    const auto depths = parse_depths(flags.depths);
+    const auto formats = gemv_formats(flags.gemv_formats);
+
+    packs::PackManager packs(policy);
+    packs.load();
+    packs.throw_if_unusable();
+    const size_t device = flags.cpu ? 0 : packs.main_device_index();
+    const auto& dev = packs.devices().at(device);
+    const packs::PackRecord* pack = packs.chosen_pack(device);
+    bench::MemoryFactory memory = [&packs, device]() {
+        return device == 0 ? exec::make_host_memory() : exec::make_pack_memory(packs, device);
+    };
+
+    bench::BenchReport report;
+    report.version = DENSE_VERSION;
+    report.command = command_line;
+    report.device = dev.id() + " (" + dev.name() + ")";
+    report.pack = pack ? pack->name : "-";
+
+    const bool want_gemv = flags.gemv || flags.gemv_only;
+    {
+        // On the CPU a 1 GiB probe would take long for nothing: the ceiling matters for GPUs.
+        const uint64_t bytes = static_cast<uint64_t>(flags.ceiling_gib * (device == 0 ? 0.125 : 1.0) * 1073741824.0);
+        spdlog::info("bench: measuring the bandwidth ceiling of {} ({} MiB buffers)", dev.id(), bytes >> 20);
+        report.ceiling = bench::measure_bandwidth(packs, device, memory, bytes, 5);
+    }
+
+    if (!flags.gemv_only) {
+        if (config == nullptr) throw Error(ErrorKind::Usage, "bench: give --config or -m (or use --gemv-only)");
+        const auto t0 = std::chrono::steady_clock::now();
+        auto model = load_model(*config);
+        exec::SessionOptions so;
+        so.n_ctx = *std::max_element(depths.begin(), depths.end()) + flags.prompt_tokens + flags.gen_tokens + 2;
+        so.kv_type = config->kv_type == "f32" ? DENSE_TYPE_F32 : DENSE_TYPE_F16;
+        so.threads = static_cast<int32_t>(config->threads);
+        so.device = device;
+        exec::Session session(model->bound, model->spec, packs, so);
+        report.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        report.model = config->model.filename().string();
+        report.kv_type = config->kv_type;
+        report.weight_bytes_per_token = weight_bytes_per_token(model->bound);
+        report.session_bytes = session.memory_bytes();
+        bench::ModelBenchOptions mo;
+        mo.prompt_tokens = flags.prompt_tokens;
+        mo.gen_tokens = flags.gen_tokens;
+        mo.depths = depths;
+        mo.reps = flags.reps;
+        spdlog::info("bench: {} on {} (context {}), pp{} / tg{} at depths {} x {} repetitions", report.model,
+                     session.device_label(), so.n_ctx, flags.prompt_tokens, flags.gen_tokens, flags.depths, flags.reps);
+        report.rows = bench::bench_model(session, mo);
+    }
+
+    if (want_gemv) {
+        bench::GemvBenchOptions go;
+        go.formats = formats;
+        for (const auto& s : bench::qwen35_27b_gemv_shapes())
+            if (s.label != "lm_head") go.shapes.push_back(s);
+        go.read_ceiling_gbs = report.ceiling ? report.ceiling->read_gbs : 0;
+        go.reps = 5;
+        if (device == 0) go.rotate_bytes = uint64_t{64} << 20;
+        spdlog::info("bench: GEMV micro-bench, {} formats x {} shapes", go.formats.size(), go.shapes.size());
+        report.gemv = bench::bench_gemv(packs, device, memory, go);
+        // The LM head (248,320 rows) once, in the format the 27B's output uses (Q6_K).
+        bench::GemvBenchOptions head = go;
+        head.formats = {DENSE_TYPE_Q6_K};
+        head.shapes.clear();
+        for (const auto& s : bench::qwen35_27b_gemv_shapes())
+            if (s.label == "lm_head") head.shapes.push_back(s);
+        if (device != 0) {
+            const auto more = bench::bench_gemv(packs, device, memory, head);
+            report.gemv.insert(report.gemv.end(), more.begin(), more.end());
+        }
+    }
+
+    std::cout << bench::to_markdown(report) << std::flush;
+    if (!flags.json_out.empty()) write_file(flags.json_out, bench::to_json(report), "JSON report");
+    if (!flags.plot_out.empty()) {
+        const std::string svg = bench::to_svg(report);
+        if (svg.empty()) throw Error(ErrorKind::Usage, "bench: --plot needs model rows (not --gemv-only)");
+        write_file(flags.plot_out, svg, "plot");
+    }
+    return 0;
+}
+
+}  // namespace dense::cli

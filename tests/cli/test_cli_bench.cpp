@@ -1,0 +1,61 @@
+// `dense-rt bench` on the embedded default model (on the CPU in CI): the markdown table has a row
+// per test and depth, the JSON carries the same numbers, the plot is an SVG, and bad flags are
+// refused with exit 1. (Speed itself is never asserted: benchmarks measure, tests check behaviour.)
+#include "common/run_command.hpp"
+#include "common/test_paths.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+namespace {
+
+using dense::test::run_dense_rt;
+
+std::string slurp(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(CliBench, TableJsonAndPlotAgree) {
+    const auto dir = std::filesystem::temp_directory_path() / ("dense-bench-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto json = dir / "bench.json", svg = dir / "bench.svg";
+    const auto r = run_dense_rt("--config configs/tiny.yaml bench -p 3 -n 2 -d 0,5 -r 2 --ceiling-buffer 0.05 --json " +
+                                json.string() + " --plot " + svg.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const char* row : {"| pp3 | 0 |", "| tg2 | 0 |", "| pp3 | 5 |", "| tg2 | 5 |"})
+        EXPECT_NE(r.out.find(row), std::string::npos) << row << " missing from\n" << r.out;
+    EXPECT_NE(r.out.find("pure read"), std::string::npos) << r.out;
+
+    const auto j = nlohmann::json::parse(slurp(json));
+    ASSERT_EQ(j["tests"].size(), 4u);
+    for (const auto& t : j["tests"]) {
+        ASSERT_EQ(t["tok_per_s"].size(), 2u) << t.dump();
+        EXPECT_GT(t["mean_tok_per_s"].get<double>(), 0.0);
+    }
+    EXPECT_EQ(j["tests"][2]["depth"].get<int>(), 5);
+    EXPECT_GT(j["bandwidth_ceiling"]["read_gbs"].get<double>(), 0.0);
+    EXPECT_GT(j["weight_bytes_per_token"].get<uint64_t>(), 1000000u);
+    const std::string plot = slurp(svg);
+    EXPECT_EQ(plot.rfind("<svg", 0), 0u);
+    EXPECT_NE(plot.find("tg2"), std::string::npos);
+    std::filesystem::remove_all(dir);
+}
+
+TEST(CliBench, BadFlagsAreRefused) {
+    auto r = run_dense_rt("--config configs/tiny.yaml bench -d 0,x");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("-d expects"), std::string::npos) << r.err;
+    r = run_dense_rt("--config configs/tiny.yaml bench -r 0");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("-r must be at least 1"), std::string::npos) << r.err;
+    r = run_dense_rt("bench --gemv-only --gemv-formats q4_k,nope");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("unknown weight format 'nope'"), std::string::npos) << r.err;
+}
+
+}  // namespace
