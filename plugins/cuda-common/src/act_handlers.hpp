@@ -4,6 +4,7 @@
 #pragma once
 
 #include "act_view_checks.hpp"
+#include "call_envelope.hpp"
 #include "cuda_status.hpp"
 #include "pack_state.hpp"
 
@@ -61,13 +62,7 @@ std::string handle_check_finite(Invocation& inv);
 // Exactly n_src sources and n_dst destinations, with non-NULL arrays, all on one CUDA device.
 std::string check_counts(const dense_op_call& c, uint32_t n_src, uint32_t n_dst);
 
-// Runs the checks in order and keeps the first failure.
-template <class... Checks>
-std::string first_error(Checks&&... checks) {
-    std::string err;
-    ((err.empty() ? void(err = checks()) : void()), ...);
-    return err;
-}
+using cuda::first_error;  // call_envelope.hpp
 
 // The call's params as a P: "" with *out filled, or why not (NULL, another ABI major, or a struct_size
 // that ends before byte `needed`, the end of the last field this pack reads).

@@ -5,6 +5,7 @@
 #include "activation_ops.hpp"
 
 #include "act_handlers.hpp"
+#include "call_envelope.hpp"
 
 #include <cstddef>
 #include <string>
@@ -14,11 +15,8 @@ namespace dense::cuda {
 namespace act {
 
 std::string check_counts(const dense_op_call& c, uint32_t n_src, uint32_t n_dst) {
-    if (c.n_src != n_src || c.n_dst != n_dst)
-        return "expected " + std::to_string(n_src) + " source(s) and " + std::to_string(n_dst) +
-               " destination(s), got " + std::to_string(c.n_src) + " and " + std::to_string(c.n_dst);
-    if ((n_src > 0 && c.src == nullptr) || (n_dst > 0 && c.dst == nullptr)) return "src or dst array is NULL";
-    return check_one_device(c);
+    std::string err = cuda::check_counts(c, n_src, n_dst);
+    return err.empty() ? check_one_device(c) : err;
 }
 
 Handler activation_handler(dense_op_kind kind) noexcept {
@@ -58,17 +56,9 @@ struct Outcome {
 // The envelope checks common to every op, then the op's handler.
 Outcome handle(const OpContext& ctx, const dense_op_call* raw, Phase phase) {
     Outcome out;
-    if (raw == nullptr) return {DENSE_E_INVALID_ARGUMENT, "call is NULL"};
-    if (raw->hdr.abi_major != DENSE_ABI_MAJOR)
-        return {DENSE_E_ABI, "call has ABI major " + std::to_string(raw->hdr.abi_major) + ", this pack speaks " +
-                                 std::to_string(DENSE_ABI_MAJOR)};
-    if (!dense::sdk::has_bytes(raw, offsetof(dense_op_call, stream) + sizeof(void*)))
-        return {DENSE_E_INVALID_ARGUMENT, "call struct_size " + std::to_string(raw->hdr.struct_size) + " is too small"};
     // Fields past struct_size (an older, shorter call: workspace, workspace_bytes) read as zero.
-    const dense_op_call c = dense::sdk::read_struct(raw);
-    if (c.op_kind != ctx.kind)
-        return {DENSE_E_INVALID_ARGUMENT,
-                "op kind " + std::to_string(c.op_kind) + " routed to an impl of kind " + std::to_string(ctx.kind)};
+    dense_op_call c{};
+    if (Verdict v = read_call(raw, ctx.kind, c); v.status != DENSE_OK) return {v.status, std::move(v.error)};
     const act::Handler handler = act::activation_handler(ctx.kind);
     if (handler == nullptr)
         return {DENSE_E_UNSUPPORTED, "op kind " + std::to_string(ctx.kind) + " is not implemented"};

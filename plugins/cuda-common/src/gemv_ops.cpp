@@ -1,5 +1,6 @@
 #include "gemv_ops.hpp"
 
+#include "call_envelope.hpp"
 #include "cuda_status.hpp"
 #include "kernels/gemv_launchers.hpp"
 #include "view_checks.hpp"
@@ -52,33 +53,8 @@ struct Prepared {
     int64_t n = 0;
 };
 
-struct Verdict {
-    dense_status status = DENSE_OK;
-    std::string error;  // one line when status != DENSE_OK
-};
-
-Verdict invalid(std::string message) {
-    return {DENSE_E_INVALID_ARGUMENT, std::move(message)};
-}
-
 const CudaFormat& f32_format() noexcept {
     return *find_cuda_format(DENSE_TYPE_F32);
-}
-
-std::string check_counts(const dense_op_call& c, uint32_t n_src, uint32_t n_dst) {
-    if (c.n_src != n_src || c.n_dst != n_dst)
-        return "expected " + std::to_string(n_src) + " source(s) and " + std::to_string(n_dst) +
-               " destination(s), got " + std::to_string(c.n_src) + " and " + std::to_string(c.n_dst);
-    if (c.src == nullptr || c.dst == nullptr) return "src or dst array is NULL";
-    return {};
-}
-
-// Runs the checks in order and keeps the first failure.
-template <class... Checks>
-std::string first_error(Checks&&... checks) {
-    std::string err;
-    ((err.empty() ? void(err = checks()) : void()), ...);
-    return err;
 }
 
 // Bytes of a contiguous view of `fmt` (check_contiguous proved it fits in int64).
@@ -170,17 +146,8 @@ std::string validate_quantize(const OpContext& ctx, const dense_op_call& c, Prep
 }
 
 Verdict prepare(const OpContext& ctx, const dense_op_call* raw, Prepared& p) {
-    if (raw == nullptr) return invalid("call is NULL");
-    if (raw->hdr.abi_major != DENSE_ABI_MAJOR)
-        return {DENSE_E_ABI, "call has ABI major " + std::to_string(raw->hdr.abi_major) + ", this pack speaks " +
-                                 std::to_string(DENSE_ABI_MAJOR)};
-    if (!dense::sdk::has_bytes(raw, offsetof(dense_op_call, stream) + sizeof(void*)))
-        return invalid("call struct_size " + std::to_string(raw->hdr.struct_size) + " is too small");
-    p.call = dense::sdk::read_struct(raw);
+    if (Verdict v = read_call(raw, ctx.kind, p.call); v.status != DENSE_OK) return v;
     const dense_op_call& c = p.call;
-    if (c.op_kind != ctx.kind)
-        return invalid("op kind " + std::to_string(c.op_kind) + " routed to an impl of kind " +
-                       std::to_string(ctx.kind));
     std::string err;
     switch (ctx.kind) {
         case DENSE_OP_GEMV_Q:
