@@ -5,13 +5,15 @@
 #   1. what machine this is (nvidia-smi, the carry's manifest, missing libraries if any);
 #   2. `dense-rt packs` (pack discovery, scores and selection on the real GPU);
 #   3. every test binary, GPU tests first, with paths rebased onto this checkout and the carry;
-#   4. benchmarks: bandwidth ceiling + GEMV micro-bench, synthetic 27B written here + `dense-rt bench`;
+#   4. benchmarks: bandwidth ceiling + GEMV micro-bench, synthetic 27B written here + `dense-rt bench`,
+#      the same decode with chained launches off, and llama.cpp's llama-bench on the same file;
 #   5. a summary table, printed LAST: binary, passed / failed / skipped, wall time.
 # Full logs (and gtest XML) go to $OUT if set, else to ./gpu-check-logs/.
 #
 # Usage: bash scripts/gpu-check.sh [carry-dir]
 # Env:   DENSE_TEST_TIMEOUT  seconds per test binary (default 240)
 #        DENSE_TEST_FILTER   a --gtest_filter for every binary (default: all tests)
+#        DENSE_TESTS=0       skip the test binaries (benchmarks only); benchmark switches: see section 4
 # Exit status: 0 when no test failed and every binary ran to completion.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,7 +48,7 @@ echo "host: $(uname -srm), $(nproc) cores"
 sed -n '1,3p' "$carry/MANIFEST.txt" 2>/dev/null
 missing=0
 for elf in "$carry"/bin/* "$carry"/lib/dense-rt/packs/*.so; do
-  if ldd "$elf" 2>&1 | grep -q 'not found'; then
+  if ldd "$elf" 2>&1 | grep 'not found' >/dev/null; then
     echo "MISSING LIBRARIES for ${elf#$root/}:"; ldd "$elf" | grep 'not found'; missing=1
   fi
 done
@@ -72,6 +74,7 @@ done
 
 rows=()
 any_failed=0
+[ "${DENSE_TESTS:-1}" = 0 ] && { echo "(tests skipped: DENSE_TESTS=0)"; tests=(); }
 for t in "${tests[@]}"; do
   name=$(basename "$t")
   log="$logs/$name.log"
@@ -110,37 +113,73 @@ done
 
 # ---- 4. benchmarks ---------------------------------------------------------------------------
 # (a) the bandwidth ceiling and the per-format GEMV micro-bench at the 27B shapes;
-# (b) the full-size synthetic 27B (written HERE, not carried), then the llama-bench-style run.
+# (b) the full-size synthetic 27B (written HERE, not carried), then the llama-bench-style run;
+# (c) the same decode with chained launches off (DENSE_CUDA_CHAIN=0), to measure what they give;
+# (d) the peer, llama.cpp's llama-bench, on the same file in the same run, when .peer/ is carried
+#     (../shared/peer/prepare-llama-cpp.sh; its first build takes ~3.5 min of the machine).
 # Each result lands in $logs as markdown + JSON (+ SVG); one line per result in the summary.
-# Env: DENSE_BENCH=0 skips all of it; DENSE_BENCH_27B=0 skips (b); DENSE_BENCH_ARGS overrides
-# the model bench flags (default "-p 512 -n 128 -d 0,8192,32768 -r 3").
+# Env: DENSE_BENCH=0 skips all of it; DENSE_BENCH_GEMV=0 skips (a); DENSE_BENCH_27B=0 skips (b)-(d);
+# DENSE_BENCH_ARGS overrides the model bench flags (default "-p 512 -n 128 -d 0,8192,32768 -r 3");
+# DENSE_BENCH_AB=0 skips (c); DENSE_PEER=0 skips (d); DENSE_PEER_ARGS replaces llama-bench's flags
+# (default: its script's own, pp512 + tg128, then tg64 at depth 8192 and 32768, 3 repetitions).
 bench_rows=()
 section "benchmarks"
 if [ "${DENSE_BENCH:-1}" != 0 ]; then
-  start=$(date +%s)
-  if "$carry/bin/dense-rt" bench --gemv-only --json "$logs/bench-gemv.json" >"$logs/bench-gemv.md" 2>"$logs/bench-gemv.log"; then
-    cat "$logs/bench-gemv.md"
-    ceiling=$(grep -m1 'bandwidth ceiling' "$logs/bench-gemv.md")
-    bench_rows+=("gemv micro-bench   $(( $(date +%s) - start ))s  ${ceiling#bandwidth ceiling }")
-  else
-    tail -20 "$logs/bench-gemv.log"; bench_rows+=("gemv micro-bench   FAILED (see bench-gemv.log)"); any_failed=1
+  if [ "${DENSE_BENCH_GEMV:-1}" != 0 ]; then
+    start=$(date +%s)
+    if "$carry/bin/dense-rt" bench --gemv-only --json "$logs/bench-gemv.json" >"$logs/bench-gemv.md" 2>"$logs/bench-gemv.log"; then
+      cat "$logs/bench-gemv.md"
+      ceiling=$(grep -m1 'bandwidth ceiling' "$logs/bench-gemv.md")
+      bench_rows+=("gemv micro-bench   $(( $(date +%s) - start ))s  ${ceiling#bandwidth ceiling }")
+    else
+      tail -20 "$logs/bench-gemv.log"; bench_rows+=("gemv micro-bench   FAILED (see bench-gemv.log)"); any_failed=1
+    fi
   fi
   if [ "${DENSE_BENCH_27B:-1}" != 0 ]; then
     model=${DENSE_BENCH_MODEL_DIR:-/tmp}/qwen35-27b-seed-iq4.gguf
     start=$(date +%s)
-    "$carry/bin/dense-rt" synth --arch qwen35 --shape 27b --mix seed-iq4 --seed 1 --out "$model" 2>&1 | tail -3
-    echo "synth 27b: $(( $(date +%s) - start ))s"
+    if [ -f "$model" ]; then
+      echo "synth 27b: reusing $model (left by an earlier call on this machine)"
+    else
+      "$carry/bin/dense-rt" synth --arch qwen35 --shape 27b --mix seed-iq4 --seed 1 --out "$model" 2>&1 | tail -3
+      echo "synth 27b: $(( $(date +%s) - start ))s"
+    fi
     start=$(date +%s)
     # shellcheck disable=SC2086
     if "$carry/bin/dense-rt" -m "$model" bench ${DENSE_BENCH_ARGS:--p 512 -n 128 -d 0,8192,32768 -r 3} \
         --json "$logs/bench-27b.json" --plot "$logs/bench-27b.svg" >"$logs/bench-27b.md" 2>"$logs/bench-27b.log"; then
       cat "$logs/bench-27b.md"
-      while IFS= read -r row; do bench_rows+=("27b $row"); done < <(grep '^| tg\|^| pp' "$logs/bench-27b.md")
+      while IFS= read -r row; do bench_rows+=("dense-rt 27b $row"); done < <(grep '^| tg\|^| pp' "$logs/bench-27b.md")
     else
       tail -20 "$logs/bench-27b.log"; bench_rows+=("27b bench          FAILED (see bench-27b.log)"); any_failed=1
     fi
     echo "27b bench: $(( $(date +%s) - start ))s"
-    rm -f "$model"
+    if [ "${DENSE_BENCH_AB:-1}" != 0 ]; then
+      section "27b decode with chained launches off (DENSE_CUDA_CHAIN=0)"
+      if DENSE_CUDA_CHAIN=0 "$carry/bin/dense-rt" -m "$model" bench -p 0 -n 128 -d 0 -r 3 \
+          >"$logs/bench-27b-nochain.md" 2>"$logs/bench-27b-nochain.log"; then
+        cat "$logs/bench-27b-nochain.md"
+        while IFS= read -r row; do bench_rows+=("no-chain 27b $row"); done < <(grep '^| tg' "$logs/bench-27b-nochain.md")
+      else
+        tail -20 "$logs/bench-27b-nochain.log"; bench_rows+=("27b no-chain bench FAILED"); any_failed=1
+      fi
+    fi
+    if [ "${DENSE_PEER:-1}" != 0 ] && [ -f "$root/.peer/llama.cpp-trim.tar.xz" ]; then
+      section "peer: llama.cpp llama-bench on the same file"
+      start=$(date +%s)
+      # shellcheck disable=SC2086
+      if bash "$root/.peer/bench-llama-cpp.sh" "$model" ${DENSE_PEER_ARGS:-} >"$logs/peer-llama-bench.md" 2>"$logs/peer-llama-bench.log"; then
+        cat "$logs/peer-llama-bench.md"
+        while IFS= read -r row; do bench_rows+=("llama.cpp 27b $row"); done < <(grep -E '^\| .*(pp|tg)[0-9]' "$logs/peer-llama-bench.md")
+      else
+        tail -30 "$logs/peer-llama-bench.md" "$logs/peer-llama-bench.log"; bench_rows+=("llama.cpp bench    FAILED (see peer-llama-bench.log)")
+      fi
+      echo "peer bench: $(( $(date +%s) - start ))s"
+    elif [ "${DENSE_PEER:-1}" != 0 ]; then
+      echo "(peer not run: .peer/llama.cpp-trim.tar.xz not carried)"
+    fi
+    # Kept for the next call while the machine stays warm (DENSE_KEEP_MODEL=1), else removed.
+    [ "${DENSE_KEEP_MODEL:-0}" = 1 ] || rm -f "$model"
   fi
 else
   echo "(skipped: DENSE_BENCH=0)"

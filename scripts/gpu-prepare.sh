@@ -12,9 +12,13 @@
 #      the carried dense-rt starts.
 # Then, from the lead session: run(command="bash scripts/gpu-check.sh", carry=[".carry"]).
 #
-# Usage: bash scripts/gpu-prepare.sh [--with-libstdcxx]
+# Usage: bash scripts/gpu-prepare.sh [--with-libstdcxx] [--build-dir DIR]
 #   --with-libstdcxx  also carry libstdc++/libgcc_s, for a GPU machine whose C++ runtime is older
 #                     than Debian 12's (symptom there: "GLIBCXX_3.4.30 not found").
+#   --build-dir DIR   carry an existing build tree with the CUDA packs (e.g. build/, which
+#                     `scripts/test.sh` makes as RelWithDebInfo: the same -O2 host code and the same
+#                     ptxas-optimised device code as build-gpu/, only with debug info, which the
+#                     carry strips) instead of configuring build-gpu/: saves a second full build.
 # Env: DENSE_JOBS (parallel build jobs, default 2).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,11 +26,15 @@ build=$root/build-gpu
 carry=$root/.carry
 limit_bytes=$((64 * 1024 * 1024))
 with_libstdcxx=0
-for arg in "$@"; do
-  case "$arg" in
+reuse_build=0
+while [ $# -gt 0 ]; do
+  case "$1" in
     --with-libstdcxx) with_libstdcxx=1 ;;
-    *) echo "gpu-prepare: unknown argument '$arg'" >&2; exit 2 ;;
+    --build-dir) [ $# -ge 2 ] || { echo "gpu-prepare: --build-dir needs a directory" >&2; exit 2; }
+                 build=$(cd "$2" && pwd); reuse_build=1; shift ;;
+    *) echo "gpu-prepare: unknown argument '$1'" >&2; exit 2 ;;
   esac
+  shift
 done
 
 if [ ! -x /usr/local/cuda/bin/nvcc ]; then
@@ -43,8 +51,13 @@ fi
 # Host C++ at -O2 rather than CMake's Release -O3: g++ 12's -O3 inlining produces false
 # -Wrestrict / -Wstringop-overflow reports inside libstdc++ (GCC bugs 105329, 106199), which
 # -Werror turns into a failed build of correct code. Device code keeps nvcc's Release -O3.
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDENSE_WITH_CUDA=ON -DDENSE_SANITIZE=OFF \
-  "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" >&2
+if [ "$reuse_build" -eq 0 ]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDENSE_WITH_CUDA=ON -DDENSE_SANITIZE=OFF \
+    "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" >&2
+elif grep -q '^DENSE_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
+  echo "gpu-prepare: $build is a sanitizer build; carry a plain one" >&2
+  exit 1
+fi
 ninja -C "$build" -j "${DENSE_JOBS:-2}" >&2
 for pack in cuda-sm90 cuda-sm120; do
   if [ ! -f "$build/lib/dense-rt/packs/libdense-$pack.so" ]; then
@@ -108,7 +121,7 @@ strip --strip-unneeded "$carry"/bin/* "$carry"/lib/dense-rt/packs/*.so 2>/dev/nu
   echo "# dense-rt carry dir, made by scripts/gpu-prepare.sh"
   dirty=$(git -C "$root" diff --quiet 2>/dev/null || echo ' (+ uncommitted changes)')
   echo "commit: $(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)$dirty"
-  echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n), $(/usr/local/cuda/bin/nvcc --version | tail -1)"
+  echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n), $(/usr/local/cuda/bin/nvcc --version | tail -1), $(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt") tree ${build#$root/}"
   echo "libraries copied from this machine:"
   for name in "${!copied[@]}"; do echo "  $name <- ${copied[$name]}"; done | sort
 } > "$carry/MANIFEST.txt"

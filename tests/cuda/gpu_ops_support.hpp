@@ -111,12 +111,13 @@ P make_params() {
     return dense::sdk::make_struct<P>();
 }
 
-// Runs `kind` with these views through the pack's impl: supports() must accept it, the workspace it
-// asks for is allocated (poisoned), run() must return DENSE_OK without a log line, then the stream is
-// synchronised.
+// Runs `kind` with these views through the pack's impl (the one registered with act_type, NONE unless
+// a fused variant is wanted): supports() must accept it, the workspace it asks for is allocated
+// (poisoned), run() must return DENSE_OK without a log line, then the stream is synchronised.
 inline void run_op(GpuSession& gpu, dense_op_kind kind, const std::vector<dense_tensor_view>& src,
-                   const std::vector<dense_tensor_view>& dst, const void* params, const std::string& label) {
-    const dense_op_impl* impl = gpu.host().find_op(kind, DENSE_TYPE_NONE);
+                   const std::vector<dense_tensor_view>& dst, const void* params, const std::string& label,
+                   dense_type_id act_type = DENSE_TYPE_NONE) {
+    const dense_op_impl* impl = gpu.host().find_op(kind, DENSE_TYPE_NONE, act_type);
     ASSERT_NE(impl, nullptr) << "no CUDA impl of op " << kind;
     auto call = dense::sdk::make_struct<dense_op_call>();
     call.op_kind = kind;

@@ -376,8 +376,8 @@ protected:
         if (pack_ != nullptr) lib_->release(pack_);
     }
 
-    const dense_op_impl& impl(dense_op_kind kind) {
-        const dense_op_impl* i = host_.find_op(kind, DENSE_TYPE_NONE);
+    const dense_op_impl& impl(dense_op_kind kind, dense_type_id fused_act = DENSE_TYPE_NONE) {
+        const dense_op_impl* i = host_.find_op(kind, DENSE_TYPE_NONE, fused_act);
         if (i == nullptr) throw std::runtime_error("no impl of op " + std::to_string(kind));
         return *i;
     }
@@ -387,14 +387,22 @@ protected:
     dense_pack* pack_ = nullptr;
 };
 
+bool fuses_quantize(dense_op_kind kind) {
+    return kind == DENSE_OP_RMS_NORM || kind == DENSE_OP_GATED_RMS_NORM || kind == DENSE_OP_SWIGLU;
+}
+
+// One plain impl per activation op, plus one with a Q8_32 copy of the output (act_type Q8_32) for
+// the ops that produce GEMV inputs (dense_abi.h, "fused quantization").
 TEST_P(CudaActivationOps, RegistersOneImplPerActivationOp) {
     for (const dense_op_kind kind : activation_kinds()) {
-        int n = 0;
+        int n = 0, fused = 0;
         for (const auto& op : host_.ops())
             if (op.impl.op_kind == kind) {
-                ++n;
+                ++(op.impl.act_type == DENSE_TYPE_NONE ? n : fused);
                 EXPECT_EQ(op.impl.weight_type, DENSE_TYPE_NONE) << op.name;
-                EXPECT_EQ(op.impl.act_type, DENSE_TYPE_NONE) << op.name;
+                EXPECT_TRUE(op.impl.act_type == DENSE_TYPE_NONE ||
+                            (fuses_quantize(kind) && op.impl.act_type == DENSE_TYPE_Q8_32))
+                    << op.name << " act " << op.impl.act_type;
                 EXPECT_EQ(op.impl.device_kind, DENSE_DEVICE_CUDA) << op.name;
                 EXPECT_NE(op.impl.supports, nullptr) << op.name;
                 EXPECT_NE(op.impl.run, nullptr) << op.name;
@@ -402,6 +410,89 @@ TEST_P(CudaActivationOps, RegistersOneImplPerActivationOp) {
                 EXPECT_EQ(op.impl.workspace_bytes != nullptr, kind == DENSE_OP_ATTN_DECODE) << op.name;
             }
         EXPECT_EQ(n, 1) << "op kind " << kind;
+        EXPECT_EQ(fused, fuses_quantize(kind) ? 1 : 0) << "op kind " << kind;
+    }
+}
+
+// The fused variants: the plain call plus dst1, a Q8_32 {N} view of the whole (contiguous) output.
+TEST_P(CudaActivationOps, FusedQuantizeCallsAreCheckedLikeTheirOutput) {
+    auto q8_32 = [](int slot, int64_t n) {
+        dense_tensor_view v{};
+        v.data = fake(slot);
+        v.type = DENSE_TYPE_Q8_32;
+        v.device_kind = DENSE_DEVICE_CUDA;
+        v.ne[0] = n;
+        v.ne[1] = v.ne[2] = v.ne[3] = 1;
+        v.nb[0] = 40;
+        v.nb[1] = v.nb[2] = v.nb[3] = n / 32 * 40;
+        return v;
+    };
+    struct Case {
+        dense_op_kind kind;
+        std::function<void(Fixture&)> shape;  // makes dst0 contiguous where the plain fixture is not
+        int64_t n;                            // elements of dst0
+    };
+    const Case cases[] = {
+        {DENSE_OP_RMS_NORM, [](Fixture& f) { f.src[0] = plain(0, DENSE_TYPE_F32, 5120); f.src[1] = plain(1, DENSE_TYPE_F32, 5120);
+                                             f.dst[0] = plain(2, DENSE_TYPE_F32, 5120); }, 5120},
+        {DENSE_OP_GATED_RMS_NORM, [](Fixture&) {}, 128 * 48},
+        {DENSE_OP_SWIGLU, [](Fixture&) {}, 0},
+    };
+    for (const Case& k : cases) {
+        const dense_op_impl& i = impl(k.kind, DENSE_TYPE_Q8_32);
+        auto make = [&](Fixture& f) {
+            k.shape(f);
+            const int64_t n = k.n > 0 ? k.n : f.dst[0].ne[0] * f.dst[0].ne[1];
+            f.dst.push_back(q8_32(9, n));
+            f.finish();
+        };
+        {
+            Fixture f(k.kind);
+            make(f);
+            host_.clear_logs();
+            EXPECT_EQ(i.supports(i.user, &f.call), 1u) << i.name << "\n" << host_.log_text();
+            const dense_op_impl& plain_impl = impl(k.kind);
+            EXPECT_EQ(plain_impl.supports(plain_impl.user, &f.call), 0u) << "the plain impl takes no dst1";
+        }
+        struct Broken {
+            std::string what, names;
+            std::function<void(Fixture&)> apply;
+        };
+        const Broken broken[] = {
+            {"no dst1", "destination", [](Fixture& f) { f.dst.pop_back(); }},
+            {"dst1 not q8_32", "dst1", [](Fixture& f) { f.dst[1].type = DENSE_TYPE_Q8_0; }},
+            {"dst1 one block short", "dst1", [](Fixture& f) { f.dst[1].ne[0] -= 32; f.dst[1].nb[1] -= 40; }},
+            {"dst1 overlaps dst", "dst1", [](Fixture& f) { f.dst[1].data = f.dst[0].data; }},
+            {"dst1 overlaps src0", "dst1", [](Fixture& f) { f.dst[1].data = f.src[0].data; }},
+            {"dst1 on the host", "dst1", [](Fixture& f) { f.dst[1].device_kind = DENSE_DEVICE_CPU; }},
+        };
+        for (const Broken& b : broken) {
+            Fixture f(k.kind);
+            make(f);
+            b.apply(f);
+            f.finish();
+            const std::string label = std::string(i.name) + ": " + b.what;
+            host_.clear_logs();
+            EXPECT_EQ(i.supports(i.user, &f.call), 0u) << label;
+            EXPECT_EQ(i.run(i.user, &f.call), DENSE_E_INVALID_ARGUMENT) << label;
+            ASSERT_EQ(host_.logs().size(), 1u) << label << "\n" << host_.log_text();
+            EXPECT_NE(host_.logs()[0].message.find(b.names), std::string::npos) << label << ": " << host_.logs()[0].message;
+        }
+    }
+    {  // a norm over rows that are not 32-element blocks cannot carry a Q8_32 copy
+        Fixture f(DENSE_OP_GATED_RMS_NORM);
+        // (36 x 48 = 1728 elements are 54 whole blocks, but blocks would straddle rows.)
+        f.src[0] = plain(0, DENSE_TYPE_F32, 36, 48);
+        f.src[1] = plain(1, DENSE_TYPE_F32, 36, 48);
+        f.src[2] = plain(2, DENSE_TYPE_F32, 36);
+        f.dst[0] = plain(3, DENSE_TYPE_F32, 36, 48);
+        f.dst.push_back(q8_32(9, 36 * 48));
+        f.finish();
+        const dense_op_impl& i = impl(DENSE_OP_GATED_RMS_NORM, DENSE_TYPE_Q8_32);
+        host_.clear_logs();
+        EXPECT_EQ(i.run(i.user, &f.call), DENSE_E_INVALID_ARGUMENT);
+        ASSERT_EQ(host_.logs().size(), 1u) << host_.log_text();
+        EXPECT_NE(host_.logs()[0].message.find("32-element blocks"), std::string::npos) << host_.log_text();
     }
 }
 

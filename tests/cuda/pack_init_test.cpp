@@ -54,8 +54,11 @@ TEST_P(CudaPackInit, RegistersDequantizeAndEmbedRowForEveryStorableFormat) {
     std::set<std::string> names;
     for (const auto& op : host_.ops()) {
         EXPECT_EQ(op.impl.device_kind, DENSE_DEVICE_CUDA) << op.name;
+        const bool fused_quantize = op.impl.op_kind == DENSE_OP_RMS_NORM || op.impl.op_kind == DENSE_OP_GATED_RMS_NORM ||
+                                    op.impl.op_kind == DENSE_OP_SWIGLU;  // dense_abi.h, "fused quantization"
         if (op.impl.op_kind != DENSE_OP_GEMV_Q && op.impl.op_kind != DENSE_OP_QUANTIZE_ACT) {  // keyed by activation
-            EXPECT_EQ(op.impl.act_type, DENSE_TYPE_NONE) << op.name;
+            EXPECT_TRUE(op.impl.act_type == DENSE_TYPE_NONE || (fused_quantize && op.impl.act_type == DENSE_TYPE_Q8_32))
+                << op.name;
         }
         EXPECT_NE(op.impl.run, nullptr) << op.name;
         EXPECT_TRUE(names.insert(op.name).second) << "duplicate impl name " << op.name;

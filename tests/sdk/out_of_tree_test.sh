@@ -39,7 +39,7 @@ for f in bin/dense-rt include/dense/abi/dense_abi.h include/dense/sdk/pack.hpp i
 done
 dense_rt=$prefix/bin/dense-rt
 if command -v readelf >/dev/null; then
-  readelf -d "$dense_rt" | grep -E 'R(UN)?PATH' | grep -q '\$ORIGIN/../lib' || fail "installed dense-rt has no \$ORIGIN/../lib RPATH"
+  readelf -d "$dense_rt" | grep -E 'R(UN)?PATH' | grep '\$ORIGIN/../lib' >/dev/null || fail "installed dense-rt has no \$ORIGIN/../lib RPATH"
 fi
 # Run from elsewhere: packs and model descriptions are found relative to the binary.
 (cd "$work" && "$dense_rt" packs --json >"$work/packs-installed.json" 2>"$work/packs-installed.err") ||
@@ -68,7 +68,7 @@ fi
 
 step "the example pack's ops through the host (test_sdk ExamplePack.*)"
 DENSE_EXAMPLE_PACK=$pack "$test_sdk" --gtest_filter='ExamplePack.*' --gtest_brief=1 || fail "ExamplePack tests"
-DENSE_EXAMPLE_PACK=$pack "$test_sdk" --gtest_filter='ExamplePack.*' 2>&1 | grep -q SKIPPED &&
+DENSE_EXAMPLE_PACK=$pack "$test_sdk" --gtest_filter='ExamplePack.*' 2>&1 | grep SKIPPED >/dev/null &&
   fail "ExamplePack tests skipped although the pack was given"
 
 step "dense-rt packs lists the third-party pack and what it registers"
@@ -83,8 +83,11 @@ grep -qE "dequantize +example\.q4_m64/-" "$work/packs.txt" || fail "dequantize l
 grep -q '"name": "example.q4_m64"' "$work/packs.json" || fail "--json lacks the type"
 # Installed into the prefix, the pack is found with no configuration at all.
 "$cmake" --install "$work/example-build" --prefix "$prefix" >/dev/null
-(cd "$work" && "$dense_rt" packs 2>/dev/null) | grep -q "$prefix/lib/dense-rt/packs/libdense-example-q4m64.so" ||
-  fail "the pack installed into $prefix/lib/dense-rt/packs is not found by default"
+# (Into a file, not `| grep -q`: under pipefail grep -q exits at the first match and dense-rt,
+# still writing, dies of SIGPIPE, failing the pipeline at random.)
+(cd "$work" && "$dense_rt" packs >"$work/packs-default.txt" 2>/dev/null) || fail "installed dense-rt packs"
+grep -q "$prefix/lib/dense-rt/packs/libdense-example-q4m64.so" "$work/packs-default.txt" ||
+  fail "the pack installed into $prefix/lib/dense-rt/packs is not found by default; installed: $(find "$prefix/lib" -name '*.so'); dense-rt packs: $(cat "$work/packs-default.txt")"
 rm "$prefix/lib/dense-rt/packs/libdense-example-q4m64.so"  # from here on, only through run configs
 
 step "models: tiny qwen35 in Q8_0 (vocabulary cut to 8192 to keep the files small) and conversions"

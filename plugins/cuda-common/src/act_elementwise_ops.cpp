@@ -1,6 +1,7 @@
 // SWIGLU and CHECK_FINITE (same views as cpu-ref's elementwise_ops.cpp).
 #include "act_handlers.hpp"
 
+#include "act_quantized_copy.hpp"
 #include "kernels/act_launchers.hpp"
 
 namespace dense::cuda::act {
@@ -8,9 +9,10 @@ namespace dense::cuda::act {
 // gate {n}, up {n} -> dst {n}; dst must not overlap the inputs (the ABI does not allow aliasing).
 std::string handle_swiglu(Invocation& inv) {
     const dense_op_call& c = inv.call;
+    const bool fused = inv.ctx.fused_act != DENSE_TYPE_NONE;
     int64_t n = 0;
     std::string err = first_error(
-        [&] { return check_counts(c, 2, 1); }, [&] { return check_2d(c.src[0], "src0 (gate)"); },
+        [&] { return check_counts(c, 2, fused ? 2 : 1); }, [&] { return check_2d(c.src[0], "src0 (gate)"); },
         [&] {
             n = c.src[0].ne[0];
             return check_matrix(c.src[0], "src0 (gate)", DENSE_TYPE_F32, n, 1, Rows::Contiguous);
@@ -18,10 +20,13 @@ std::string handle_swiglu(Invocation& inv) {
         [&] { return check_matrix(c.src[1], "src1 (up)", DENSE_TYPE_F32, n, 1, Rows::Contiguous); },
         [&] { return check_matrix(c.dst[0], "dst", DENSE_TYPE_F32, n, 1, Rows::Contiguous); },
         [&] { return check_disjoint(c.dst[0], "dst", c.src[0], "src0 (gate)"); },
-        [&] { return check_disjoint(c.dst[0], "dst", c.src[1], "src1 (up)"); });
+        [&] { return check_disjoint(c.dst[0], "dst", c.src[1], "src1 (up)"); },
+        [&] { return fused ? check_quantized_copy(c, n, 1) : std::string(); });
     if (!err.empty() || inv.phase != Phase::Run) return err;
-    launch(inv, "swiglu launch",
-           [&](cudaStream_t s) { return launch_swiglu(f32_in(c.src[0]), f32_in(c.src[1]), f32_out(c.dst[0]), n, s); });
+    const Q8_32Out quantized = fused ? quantized_copy_target(c) : Q8_32Out{};
+    launch(inv, "swiglu launch", [&](cudaStream_t s) {
+        return launch_swiglu(f32_in(c.src[0]), f32_in(c.src[1]), f32_out(c.dst[0]), n, quantized, s);
+    });
     return {};
 }
 

@@ -3,6 +3,7 @@
 // says.
 #include "act_handlers.hpp"
 
+#include "act_quantized_copy.hpp"
 #include "kernels/act_launchers.hpp"
 
 #include <cmath>
@@ -22,10 +23,11 @@ std::string read_norm_params(const dense_op_call& c, dense_norm_params* p) {
 
 std::string handle_rms_norm(Invocation& inv) {
     const dense_op_call& c = inv.call;
+    const bool fused = inv.ctx.fused_act != DENSE_TYPE_NONE;
     dense_norm_params p{};
     int64_t n = 0, rows = 0;
     std::string err = first_error(
-        [&] { return check_counts(c, 2, 1); }, [&] { return check_2d(c.src[0], "src0 (x)"); },
+        [&] { return check_counts(c, 2, fused ? 2 : 1); }, [&] { return check_2d(c.src[0], "src0 (x)"); },
         [&] {
             n = c.src[0].ne[0];
             rows = c.src[0].ne[1];
@@ -35,9 +37,11 @@ std::string handle_rms_norm(Invocation& inv) {
         [&] { return check_matrix(c.dst[0], "dst", DENSE_TYPE_F32, n, rows, Rows::Strided); },
         [&] { return check_alias_or_disjoint(c.dst[0], "dst", c.src[0], "src0 (x)"); },
         [&] { return check_disjoint(c.dst[0], "dst", c.src[1], "src1 (weight)"); },
+        [&] { return fused ? check_quantized_copy(c, n, rows) : std::string(); },
         [&] { return read_norm_params(c, &p); });
     if (!err.empty() || inv.phase != Phase::Run) return err;
     NormArgs a;
+    if (fused) a.quantized = quantized_copy_target(c);
     a.x = f32_in(c.src[0]);
     a.x_stride = row_stride_elements(c.src[0]);
     a.w = f32_in(c.src[1]);
@@ -79,10 +83,11 @@ std::string handle_l2_norm(Invocation& inv) {
 
 std::string handle_gated_rms_norm(Invocation& inv) {
     const dense_op_call& c = inv.call;
+    const bool fused = inv.ctx.fused_act != DENSE_TYPE_NONE;
     dense_norm_params p{};
     int64_t n = 0, rows = 0;
     std::string err = first_error(
-        [&] { return check_counts(c, 3, 1); }, [&] { return check_2d(c.src[0], "src0 (x)"); },
+        [&] { return check_counts(c, 3, fused ? 2 : 1); }, [&] { return check_2d(c.src[0], "src0 (x)"); },
         [&] {
             n = c.src[0].ne[0];
             rows = c.src[0].ne[1];
@@ -94,9 +99,11 @@ std::string handle_gated_rms_norm(Invocation& inv) {
         [&] { return check_disjoint(c.dst[0], "dst", c.src[0], "src0 (x)"); },
         [&] { return check_disjoint(c.dst[0], "dst", c.src[1], "src1 (z)"); },
         [&] { return check_disjoint(c.dst[0], "dst", c.src[2], "src2 (weight)"); },
+        [&] { return fused ? check_quantized_copy(c, n, rows) : std::string(); },
         [&] { return read_norm_params(c, &p); });
     if (!err.empty() || inv.phase != Phase::Run) return err;
     NormArgs a;
+    if (fused) a.quantized = quantized_copy_target(c);
     a.x = f32_in(c.src[0]);
     a.x_stride = n;
     a.z = f32_in(c.src[1]);

@@ -106,7 +106,7 @@ dense_op_impl make_activation_impl(OpContext& ctx) noexcept {
     auto impl = dense::sdk::make_struct<dense_op_impl>();
     impl.op_kind = ctx.kind;
     impl.weight_type = DENSE_TYPE_NONE;
-    impl.act_type = DENSE_TYPE_NONE;
+    impl.act_type = ctx.fused_act;
     impl.device_kind = DENSE_DEVICE_CUDA;
     impl.priority = kPriority;
     impl.name = ctx.name.c_str();
@@ -138,6 +138,22 @@ void plan_activation_ops(PackState& state) {
         OpContext ctx;
         ctx.pack = &state;
         ctx.kind = kind;
+        ctx.name = state.name + "." + label;
+        ctx.make_impl = make_activation_impl;
+        state.ops.push_back(std::move(ctx));
+    }
+    // The same ops with a Q8_32 copy of their output (the input of the GEMV that follows them), so
+    // the token step saves a quantize launch after each of them.
+    static constexpr std::pair<dense_op_kind, const char*> kFused[] = {
+        {DENSE_OP_RMS_NORM, "rms_norm+quantize_q8_32"},
+        {DENSE_OP_GATED_RMS_NORM, "gated_rms_norm+quantize_q8_32"},
+        {DENSE_OP_SWIGLU, "swiglu+quantize_q8_32"},
+    };
+    for (const auto& [kind, label] : kFused) {
+        OpContext ctx;
+        ctx.pack = &state;
+        ctx.kind = kind;
+        ctx.fused_act = DENSE_TYPE_Q8_32;
         ctx.name = state.name + "." + label;
         ctx.make_impl = make_activation_impl;
         state.ops.push_back(std::move(ctx));

@@ -23,6 +23,9 @@ struct OpContext {
     const CudaFormat* format = nullptr;      // the weight format; null for activation-only ops
     const CudaFormat* act_format = nullptr;  // the activation format a GEMV consumes; else null
     dense_op_kind kind = 0;
+    // Activation ops registered with act_type Q8_32: they also write dst1, dst0 quantized (dense_abi.h,
+    // "fused quantization"). DENSE_TYPE_NONE for the plain registration.
+    dense_type_id fused_act = DENSE_TYPE_NONE;
     std::string name;  // "cuda-sm90.dequantize.q4_k": the impl name and the log prefix
     dense_op_impl (*make_impl)(OpContext& ctx) noexcept = nullptr;
 };

@@ -35,7 +35,8 @@ std::string to_markdown(const BenchReport& r) {
     if (!r.rows.empty()) {
         o << "weights read per generated token: " << fmt("%.3f", static_cast<double>(r.weight_bytes_per_token) / 1e9)
           << " GB | session device memory: " << mib(r.session_bytes) << " MiB | load " << fmt("%.1f", r.load_seconds)
-          << " s\n\n";
+          << " s (weight upload " << fmt("%.1f", r.upload_seconds) << " s) | RSS after load "
+          << (r.rss_after_load ? mib(r.rss_after_load) + " MiB" : std::string("unknown")) << "\n\n";
         o << "| test | depth | t/s | ± | weight GB/s | of read ceiling | TTFT ms |\n";
         o << "|---|---:|---:|---:|---:|---:|---:|\n";
         for (const auto& row : r.rows) {
@@ -70,6 +71,8 @@ std::string to_json(const BenchReport& r) {
     j["weight_bytes_per_token"] = r.weight_bytes_per_token;
     j["session_bytes"] = r.session_bytes;
     j["load_seconds"] = r.load_seconds;
+    j["upload_seconds"] = r.upload_seconds;
+    j["rss_after_load_bytes"] = r.rss_after_load;
     if (r.ceiling)
         j["bandwidth_ceiling"] = {{"buffer_bytes", r.ceiling->buffer_bytes},
                                   {"copy_gbs", r.ceiling->copy_gbs},

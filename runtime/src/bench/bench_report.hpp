@@ -22,6 +22,8 @@ struct BenchReport {
     uint64_t weight_bytes_per_token = 0;  // weights a generated token reads (LM head included)
     uint64_t session_bytes = 0;           // device memory the session holds (weights, KV, state, buffers)
     double load_seconds = 0;
+    double upload_seconds = 0;            // of load_seconds: copying the weights to the device (0 on the CPU)
+    uint64_t rss_after_load = 0;          // the process's resident memory once the session stands; 0 = unknown
     std::optional<BandwidthCeiling> ceiling;
     std::vector<ModelBenchRow> rows;
     std::vector<GemvResult> gemv;

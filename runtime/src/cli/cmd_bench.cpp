@@ -6,8 +6,10 @@
 #include "bench/model_bench.hpp"
 #include "cli/commands.hpp"
 #include "cli/loaded_model.hpp"
+#include "cli/vram_guard.hpp"
 #include "core/error.hpp"
 #include "core/type_table.hpp"
+#include "exec/resident_memory.hpp"
 #include "exec/session.hpp"
 #include "packs/pack_manager.hpp"
 
@@ -117,12 +119,15 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
         so.kv_type = config->kv_type == "f32" ? DENSE_TYPE_F32 : DENSE_TYPE_F16;
         so.threads = static_cast<int32_t>(config->threads);
         so.device = device;
+        require_vram_fits(*model, packs, so, *config);  // the bill before any allocation
         exec::Session session(model->bound, model->spec, packs, so);
         report.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         report.model = config->model.filename().string();
         report.kv_type = config->kv_type;
         report.weight_bytes_per_token = weight_bytes_per_token(model->bound);
         report.session_bytes = session.memory_bytes();
+        report.upload_seconds = session.weights().upload_seconds();
+        report.rss_after_load = exec::resident_bytes().value_or(0);
         bench::ModelBenchOptions mo;
         mo.prompt_tokens = flags.prompt_tokens;
         mo.gen_tokens = flags.gen_tokens;

@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/loaded_model.hpp"
 #include "cli/logits_writer.hpp"
+#include "cli/vram_guard.hpp"
 #include "core/error.hpp"
 #include "exec/session.hpp"
 #include "packs/pack_manager.hpp"
@@ -125,6 +126,7 @@ std::unique_ptr<Runner> start(const model::RunConfig& config, const GenerateFlag
     so.device = config.placement == model::Placement::Cpu ? 0 : r->packs->main_device_index();
     if (so.device != 0) {
         try {
+            require_vram_fits(*r->model, *r->packs, so, config);  // the bill before any allocation
             r->session = std::make_unique<exec::Session>(r->model->bound, r->model->spec, *r->packs, so);
         } catch (const Error& e) {
             if (e.kind() != ErrorKind::Pack || config.placement == model::Placement::GpuOnly) throw;
@@ -132,7 +134,10 @@ std::unique_ptr<Runner> start(const model::RunConfig& config, const GenerateFlag
             so.device = 0;
         }
     }
-    if (!r->session) r->session = std::make_unique<exec::Session>(r->model->bound, r->model->spec, *r->packs, so);
+    if (!r->session) {
+        require_vram_fits(*r->model, *r->packs, so, config);  // on the CPU: says the budget does not apply
+        r->session = std::make_unique<exec::Session>(r->model->bound, r->model->spec, *r->packs, so);
+    }
     r->logits = std::make_unique<LogitsWriter>(flags.logits_out, r->session->n_vocab());
     r->dumper = std::make_unique<LayerDumper>(flags.dump_layers, static_cast<int64_t>(r->model->bound.layers.size()),
                                               r->model->bound.hparams.get_int("n_embd"));

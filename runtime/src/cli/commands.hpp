@@ -4,6 +4,7 @@
 
 #include "cli/bench_flags.hpp"
 #include "cli/generate_flags.hpp"
+#include "cli/plan_flags.hpp"
 #include "cli/synth_flags.hpp"
 #include "model/run_config.hpp"
 #include "packs/pack_policy.hpp"
@@ -35,6 +36,11 @@ int cmd_detokenize(const model::RunConfig& config, const std::string& ids, bool 
 // `config` is null with --gemv-only.
 int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const packs::PackPolicy& policy,
               const std::string& command_line);
+
+// `dense-rt plan`: the VRAM bill of the run `config` describes (per item and layer kind), the
+// budget, the placement decision and what would fit; text or JSON on stdout. Returns 0 when it
+// fits, kPlanOverBudgetExit when not.
+int cmd_plan(model::RunConfig config, const PlanFlags& flags, const packs::PackPolicy& policy);
 
 // `dense-rt synth`: writes a synthetic qwen35 GGUF (any shape, any quant mix, seeded random weights)
 // and checks that it binds to models/qwen35.yaml.

@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
     std::string log_level = "info";
     app.add_option("-c,--config", common.config, "Run config YAML (configs/*.yaml)");
     app.add_option("-m,--model", common.model, "GGUF model file (overrides the config's; alone: architecture defaults)");
+    app.add_option("--vram-budget", common.vram_budget,
+                   "VRAM the run may use, e.g. 8GiB (config vram_budget; auto = the device's free memory)");
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
 
@@ -114,6 +116,16 @@ int main(int argc, char** argv) {
     bench->add_option("--ceiling-buffer", bf.ceiling_gib, "GiB per buffer of the bandwidth probe")->capture_default_str();
     bench->add_flag("--cpu", bf.cpu, "Benchmark the CPU reference instead of the main device");
 
+    // `dense-rt plan` (cli/cmd_plan.cpp): the VRAM bill before anything is allocated.
+    dense::cli::PlanFlags pf;
+    auto* plan = app.add_subcommand("plan", "VRAM bill (per item and layer kind), budget, placement; exit 3 if over budget");
+    plan->add_option("--context", pf.context, "Context length in tokens (config `context`)");
+    plan->add_flag("--json", pf.json, "The plan as JSON on stdout");
+    plan->footer(
+        "The budget is --vram-budget (or vram_budget in the config), else the free memory of the GPU. Without a\n"
+        "GPU here, give --vram-budget to plan for one. --kv-type f16|f32 sets the KV cache type. Exit codes: 0 fits,\n"
+        "3 over budget (the bill says what would fit), 1 error.");
+
     dense::packs::PackPolicy policy;
     bool json = false;
     auto* packs = app.add_subcommand("packs", "List kernel packs, their scores per device and the ops they register");
@@ -136,6 +148,12 @@ int main(int argc, char** argv) {
     try {
         if (*info) return dense::cli::cmd_info(dense::cli::load_run_config(common));
         if (*synth) return dense::cli::cmd_synth(syn);
+        if (*plan) {
+            if (!pf.context) pf.context = gen.context;  // --ctx, as for generation
+            pf.kv_type = gen.kv_type;
+            const auto config = dense::cli::load_run_config(common);
+            return dense::cli::cmd_plan(config, pf, dense::cli::pack_policy_for(&config, policy));
+        }
         if (*bench) {
             std::string line;
             for (int i = 0; i < argc; ++i) line += (i ? " " : "") + std::string(argv[i]);

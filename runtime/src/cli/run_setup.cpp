@@ -1,6 +1,7 @@
 #include "cli/run_setup.hpp"
 
 #include "core/error.hpp"
+#include "core/units.hpp"
 
 namespace dense::cli {
 
@@ -10,6 +11,18 @@ model::RunConfig load_run_config(const CommonFlags& flags) {
     model::RunConfig c = flags.config.empty() ? model::RunConfig::defaults_for(flags.model)
                                               : model::RunConfig::load(flags.config);
     if (!flags.model.empty()) c.model = flags.model;  // -m wins over the config's model
+    if (flags.vram_budget == "auto") {  // the device's free memory, whatever the config says
+        c.vram_budget.reset();
+        c.vram_budget_source.clear();
+    } else if (!flags.vram_budget.empty()) {
+        const auto bytes = parse_byte_size(flags.vram_budget);
+        if (!bytes || *bytes == 0)
+            throw Error(ErrorKind::Usage, "--vram-budget: '" + flags.vram_budget +
+                                              "' is not a size; use e.g. 8GiB, 7.5GB, 512MiB, or auto (the "
+                                              "device's free memory)");
+        c.vram_budget = *bytes;
+        c.vram_budget_source = "--vram-budget";
+    }
     return c;
 }
 

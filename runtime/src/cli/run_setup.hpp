@@ -11,11 +11,12 @@
 namespace dense::cli {
 
 struct CommonFlags {
-    std::string config;  // --config
-    std::string model;   // -m/--model: overrides the config's model, or alone means "defaults"
+    std::string config;       // --config
+    std::string model;        // -m/--model: overrides the config's model, or alone means "defaults"
+    std::string vram_budget;  // --vram-budget SIZE|auto: overrides the config's vram_budget
 };
 
-// Throws dense::Error(Usage) when neither --config nor -m is given.
+// Throws dense::Error(Usage) when neither --config nor -m is given, or for a bad --vram-budget.
 model::RunConfig load_run_config(const CommonFlags& flags);
 
 // The config's packs section (if a config was given) merged under the flags' explicit choices.

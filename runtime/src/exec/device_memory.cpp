@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "plan/allocation_size.hpp"
 
 #include <cstring>
 #include <new>
@@ -11,8 +12,8 @@ namespace dense::exec {
 
 namespace {
 
-constexpr uint64_t kAlign = 256;
-uint64_t rounded(uint64_t n) { return (n == 0 ? kAlign : (n + kAlign - 1) / kAlign * kAlign); }
+constexpr uint64_t kAlign = plan::kAllocationAlignment;
+uint64_t rounded(uint64_t n) { return plan::allocation_size(n); }
 
 class HostMemory final : public DeviceMemory {
 public:
@@ -32,6 +33,7 @@ public:
         std::memset(p, 0, n);
         blocks_.push_back(p);
         total_ += n;
+        account(what, n);
         return p;
     }
     void zero(void* dst, uint64_t bytes) override { std::memset(dst, 0, bytes); }
@@ -73,6 +75,7 @@ public:
                                                (s == DENSE_E_OUT_OF_MEMORY ? " (out of device memory)" : ""));
         blocks_.push_back(p);
         total_ += n;
+        account(what, n);
         zero(p, n);
         return p;
     }

@@ -8,6 +8,7 @@
 #include <dense/abi/dense_abi.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -18,7 +19,8 @@ public:
     virtual ~DeviceMemory() = default;
     virtual dense_device_kind kind() const noexcept = 0;
     virtual std::string label() const = 0;
-    // `bytes` of zeroed memory, 256-byte aligned; throws dense::Error(Device) with the amount on failure.
+    // `bytes` of zeroed memory, 256-byte aligned, taking plan::allocation_size(bytes); throws
+    // dense::Error(Device) with the amount on failure.
     virtual void* alloc(uint64_t bytes, const std::string& what) = 0;
     virtual void zero(void* dst, uint64_t bytes) = 0;
     virtual void to_device(void* dst, const void* src, uint64_t bytes) = 0;  // async on stream()
@@ -26,6 +28,8 @@ public:
     virtual void sync() = 0;
     virtual void* stream() const noexcept = 0;  // NULL on the CPU
     virtual uint64_t allocated_bytes() const noexcept = 0;
+    // What alloc() took, summed per `what` label: a session checks it against its plan's bill.
+    const std::map<std::string, uint64_t>& allocated_by_label() const noexcept { return by_label_; }
     // dst = src, both in this memory (async on stream()).
     virtual void copy(void* dst, const void* src, uint64_t bytes) = 0;
 
@@ -36,6 +40,12 @@ public:
     virtual void* end_capture() { return nullptr; }   // the graph; owned by this memory until released
     virtual void launch(void* /*graph*/) {}
     virtual void release_graph(void* /*graph*/) noexcept {}
+
+protected:
+    void account(const std::string& what, uint64_t bytes) { by_label_[what] += bytes; }
+
+private:
+    std::map<std::string, uint64_t> by_label_;
 };
 
 // Plain host memory (CPU packs): transfers are memcpy, sync is a no-op.

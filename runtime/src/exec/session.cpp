@@ -3,8 +3,13 @@
 #include "core/error.hpp"
 #include "core/type_table.hpp"
 #include "packs/activation_choice.hpp"
+#include "plan/buffer_arena.hpp"
+#include "plan/graph_options.hpp"
+#include "plan/op_workspace.hpp"
+#include "plan/session_bill.hpp"
 
 #include <cstring>
+#include <set>
 
 namespace dense::exec {
 
@@ -32,23 +37,23 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     memory_ = device.kind() == DENSE_DEVICE_CPU ? make_host_memory() : make_pack_memory(packs, options.device);
     weights_ = std::make_unique<WeightStore>(model, *memory_);
 
-    graph::GraphOptions go;
-    go.n_ctx = options.n_ctx;
-    go.kv_type = options.kv_type;
-    go.device_kind = device.kind();
+    // The graph options a plan of this session uses too (plan/graph_options.hpp): same graph, same bill.
+    graph::GraphOptions go =
+        plan::session_graph_options(packs, options.device, options.n_ctx, options.kv_type, options.gemv_activation);
     go.weight_pointer = [this](const gguf::TensorInfo* t) { return weights_->pointer(t); };
-    go.activation_for = packs::gemv_activation_chooser(packs, options.device, options.gemv_activation);
     graph_[0] = graph::build_graph(model, spec, go);
 
-    // Step inputs first, as one block, so a step uploads them with one copy.
+    // Every buffer in one arena, at the slots the plan lays out; the step inputs are packed back to
+    // back there, so a step uploads them with one copy.
     const auto& in = graph_[0].inputs;
     if (in.position != in.token + 1 || in.n_kv != in.token + 2 || in.status != in.token + 3)
         throw Error(ErrorKind::Internal, "graph step inputs are not adjacent");
+    const plan::BufferArena arena = plan::buffer_arena(graph_[0], model);
+    auto* arena_base = static_cast<std::byte*>(memory_->alloc(arena.bytes, plan::kGraphBuffersLabel));
     buffers_.resize(graph_[0].buffers.size());
-    step_inputs_ = static_cast<int32_t*>(memory_->alloc(16, "step inputs"));
-    for (int i = 0; i < 4; ++i) buffers_[in.token + static_cast<size_t>(i)] = step_inputs_ + i;
-    for (size_t i = 0; i < buffers_.size(); ++i)
-        if (buffers_[i] == nullptr) buffers_[i] = memory_->alloc(graph_[0].buffers[i].bytes, graph_[0].buffers[i].name);
+    for (const auto& slot : arena.slots) buffers_[slot.buffer] = arena_base + slot.offset;
+    step_inputs_ = static_cast<int32_t*>(buffers_[in.token]);
+    if (buffers_[in.status] != step_inputs_ + 3) throw Error(ErrorKind::Internal, "step inputs are not packed");
 
     std::vector<void*> base = buffers_;
     graph_[1] = graph_[0];
@@ -60,10 +65,8 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     graph::select_ops(graph_[0], packs, options.device);
 
     // One workspace, sized for the hungriest node, shared by all (nodes run one after another).
-    uint64_t workspace = 0;
-    for (auto& n : graph_[0].nodes)
-        if (n.op.impl.workspace_bytes) workspace = std::max(workspace, n.op.impl.workspace_bytes(n.op.impl.user, &n.call));
-    void* ws = workspace ? memory_->alloc(workspace, "op workspace") : nullptr;
+    const uint64_t workspace = plan::op_workspace_bytes(graph_[0]);
+    void* ws = workspace ? memory_->alloc(workspace, plan::kWorkspaceLabel) : nullptr;
     for (int p = 0; p < 2; ++p) {
         for (size_t i = 0; i < graph_[p].nodes.size(); ++i) {
             auto& n = graph_[p].nodes[i];
@@ -77,6 +80,27 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     device_graph_ = options.device_graph && memory_->can_capture();
     logits_host_.resize(static_cast<size_t>(graph_[0].n_vocab));
     hidden_host_.resize(static_cast<size_t>(graph_[0].n_embd));
+
+    // What was allocated must be the plan's bill of this session, label by label: budgets are
+    // checked against plans made before a session exists, so a drift would make them all wrong.
+    bill_ = plan::bill_session(model, graph_[0], device.kind(), options.kv_type, workspace, memory_->label());
+    const auto planned = bill_.bytes_by_label();
+    const auto& allocated = memory_->allocated_by_label();
+    if (planned != allocated) {
+        auto of = [](const std::map<std::string, uint64_t>& m, const std::string& label) {
+            auto it = m.find(label);
+            return it == m.end() ? uint64_t{0} : it->second;
+        };
+        std::set<std::string> labels;
+        for (const auto& [label, bytes] : planned) labels.insert(label);
+        for (const auto& [label, bytes] : allocated) labels.insert(label);
+        std::string diff;
+        for (const auto& label : labels)
+            if (of(planned, label) != of(allocated, label))
+                diff += " '" + label + "': planned " + std::to_string(of(planned, label)) + " bytes, allocated " +
+                        std::to_string(of(allocated, label)) + ";";
+        throw Error(ErrorKind::Internal, "the session's allocations differ from its VRAM plan:" + diff);
+    }
 }
 
 void Session::run_nodes(const graph::Graph& g, bool want_logits) {

@@ -16,8 +16,10 @@
 #include "model/model_binding.hpp"
 #include "model/model_spec.hpp"
 #include "packs/pack_manager.hpp"
+#include "plan/vram_bill.hpp"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <vector>
@@ -60,6 +62,10 @@ public:
     int64_t n_vocab() const noexcept { return graph_[0].n_vocab; }
     size_t node_count() const noexcept { return graph_[0].nodes.size(); }
     uint64_t memory_bytes() const noexcept { return memory_->allocated_bytes(); }
+    // The plan's bill of this session; its allocations are exactly what was allocated (checked when
+    // the session is created), per DeviceMemory label.
+    const plan::VramBill& bill() const noexcept { return bill_; }
+    const std::map<std::string, uint64_t>& allocated_by_label() const noexcept { return memory_->allocated_by_label(); }
     const WeightStore& weights() const noexcept { return *weights_; }
     std::string device_label() const { return memory_->label(); }
 
@@ -92,6 +98,7 @@ private:
     mutable std::vector<float> logits_host_, hidden_host_;
     mutable bool hidden_fresh_ = false;
     LayerObserver observer_;
+    plan::VramBill bill_;
 };
 
 }  // namespace dense::exec

@@ -2,55 +2,92 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "exec/resident_memory.hpp"
+#include "exec/upload_progress.hpp"
+#include "gguf/mapped_file.hpp"
 
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <chrono>
-#include <set>
+
+#include <unistd.h>
 
 namespace dense::exec {
 
 namespace {
 
-// Every tensor the graph reads: globals and trunk layers (not skipped blocks), each once.
-std::vector<const gguf::TensorInfo*> used_tensors(const model::BoundModel& m) {
-    std::set<const gguf::TensorInfo*> seen;
-    std::vector<const gguf::TensorInfo*> out;
-    auto add = [&](const gguf::TensorInfo* t) {
-        if (t != nullptr && seen.insert(t).second) out.push_back(t);
-    };
-    for (const auto& [role, t] : m.globals) add(t);
-    for (const auto& layer : m.layers)
-        for (const auto& [role, t] : layer.tensors) add(t);
-    // Upload in file order: the mapping is read sequentially.
-    std::sort(out.begin(), out.end(), [](auto* a, auto* b) { return a->file_offset < b->file_offset; });
-    return out;
+// The first byte of `p`'s page. The mapping starts on a page, so address and file offset agree.
+const std::byte* page_floor(const std::byte* p) {
+    static const uintptr_t page = [] {
+        const long v = ::sysconf(_SC_PAGESIZE);
+        return v > 0 ? static_cast<uintptr_t>(v) : uintptr_t{4096};
+    }();
+    return reinterpret_cast<const std::byte*>(reinterpret_cast<uintptr_t>(p) / page * page);
+}
+
+void prefetch(const UploadBatch& batch) {
+    for (const auto& piece : batch.pieces) gguf::MappedFile::prefetch_pages_at(piece.source());
 }
 
 }  // namespace
 
-WeightStore::WeightStore(const model::BoundModel& model, DeviceMemory& memory) {
+WeightStore::WeightStore(const model::BoundModel& model, DeviceMemory& memory, uint64_t batch_bytes) {
     const auto tensors = used_tensors(model);
     if (memory.kind() == DENSE_DEVICE_CPU) {
         for (const auto* t : tensors) where_[t] = t->data.data();
         return;
     }
     const auto start = std::chrono::steady_clock::now();
-    uint64_t total = 0;
-    for (const auto* t : tensors) total += (t->n_bytes + 255) / 256 * 256;
-    auto* arena = static_cast<std::byte*>(memory.alloc(total, "model weights"));
-    uint64_t offset = 0;
-    for (const auto* t : tensors) {
-        memory.to_device(arena + offset, t->data.data(), t->n_bytes);
-        where_[t] = arena + offset;
-        offset += (t->n_bytes + 255) / 256 * 256;
+    const UploadPlan plan = plan_upload(tensors, batch_bytes);
+    auto* arena = static_cast<std::byte*>(memory.alloc(plan.arena_bytes, "model weights"));
+    for (const auto& [t, offset] : plan.placements) where_[t] = arena + offset;
+
+    auto progress = UploadProgress::on_stderr(plan.tensor_bytes);
+    progress.update(0);
+    if (!plan.batches.empty()) prefetch(plan.batches.front());
+    uint64_t done = 0;
+    // Everything before this byte of the mapping has been released. Batches go front to back through
+    // the file, so what lies behind the cursor (uploaded tensors, or unused ones such as the MTP
+    // head between them) is never read again by this session.
+    const std::byte* released_to = nullptr;
+    for (size_t b = 0; b < plan.batches.size(); ++b) {
+        const auto& batch = plan.batches[b];
+        if (b + 1 < plan.batches.size()) prefetch(plan.batches[b + 1]);  // the disk reads while we copy
+        for (const auto& piece : batch.pieces)
+            memory.to_device(arena + piece.arena_offset, piece.source().data(), piece.bytes);
+        memory.sync();  // the copies have read their sources: the pages may go
+        done += batch.bytes;
+
+        const std::byte* from = released_to ? released_to : batch.pieces.front().source().data();
+        const auto last = batch.pieces.back().source();
+        // Up to the batch's last whole page, except at the very end; the partial page goes with the
+        // next batch.
+        const std::byte* to = b + 1 < plan.batches.size() ? page_floor(last.data() + last.size())
+                                                         : last.data() + last.size();
+        if (to > from) {
+            released_ += gguf::MappedFile::release_pages_at({from, static_cast<size_t>(to - from)});
+            released_to = to;
+        }
+        progress.update(done);
     }
-    memory.sync();
-    uploaded_ = total;
+    if (released_to != nullptr) {
+        // Once more over everything: the page cache holds a file in folios of up to a few MiB, and
+        // the kernel drops only folios wholly inside a range, so the folios astride the batch
+        // boundaries are still cached. The pages are already out of the process, so this second
+        // pass finds only those few folios (its count would repeat the first pass's).
+        const auto& first = plan.batches.front().pieces.front();
+        (void)gguf::MappedFile::release_pages_at(
+            {first.source().data(), static_cast<size_t>(released_to - first.source().data())});
+    }
+    progress.finish();
+    uploaded_ = plan.arena_bytes;
     seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    spdlog::info("uploaded {} tensors, {} to {} in {:.2f} s ({:.2f} GB/s)", tensors.size(), format_bytes(total),
-                 memory.label(), seconds_, seconds_ > 0 ? static_cast<double>(total) / seconds_ / 1e9 : 0.0);
+    rss_ = resident_bytes().value_or(0);
+    spdlog::info("uploaded {} tensors, {} to {} in {:.2f} s ({:.2f} GB/s); released {} of the mapping; "
+                 "resident memory after load {}",
+                 tensors.size(), format_bytes(plan.tensor_bytes), memory.label(), seconds_,
+                 seconds_ > 0 ? static_cast<double>(plan.tensor_bytes) / seconds_ / 1e9 : 0.0, format_bytes(released_),
+                 rss_ ? format_bytes(rss_) : std::string("unknown"));
 }
 
 const void* WeightStore::pointer(const gguf::TensorInfo* tensor) const {

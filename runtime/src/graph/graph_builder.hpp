@@ -25,6 +25,10 @@ struct GraphOptions {
     // The activation type a weight format's GEMV consumes on this device (Q8_K on the CPU reference,
     // Q8_32 on GPUs). Empty: the type table's pairing.
     std::function<dense_type_id(dense_type_id weight_type)> activation_for;
+    // Whether the device's packs implement `op` with a quantized copy of its output in `act`
+    // (dense_abi.h, "fused quantization"). Where they do, the op that produces a GEMV input writes
+    // the quantized input too, instead of a separate QUANTIZE_ACT node. Empty: never.
+    std::function<bool(dense_op_kind op, dense_type_id act)> fuses_quantize;
 };
 
 // The node list with symbolic buffers; nothing allocated yet. Throws dense::Error(Model) when a recipe

@@ -208,10 +208,35 @@ ViewRef Lowering::quantized_input(const std::string& name, int64_t n, dense_type
     const BufferId q = qit != names_.end() ? qit->second : new_buffer(qname, BufferKind::Activation, 0);
     names_[qname] = q;
     graph_.buffers[q].bytes = std::max(graph_.buffers[q].bytes, *bytes);
-    emit("quantize(" + name + " -> " + t.name + ")", DENSE_OP_QUANTIZE_ACT, DENSE_TYPE_NONE, act, {f32(x, n)},
-         {make_view(q)}, {}, phase);
+    if (!fuse_quantize_into_producer(x, n, act, make_view(q), phase))
+        emit("quantize(" + name + " -> " + t.name + ")", DENSE_OP_QUANTIZE_ACT, DENSE_TYPE_NONE, act, {f32(x, n)},
+             {make_view(q)}, {}, phase);
     quant_[{x, act}] = q;
     return make_view(q);
+}
+
+// The node that last wrote x becomes "op + quantize" when it is a norm or SwiGLU that wrote exactly
+// the n floats of x (contiguous, from offset 0, rows of whole blocks) in this phase, and the device's packs implement that
+// op with a quantized copy in `act`. Moving the quantized write earlier is safe: q is x's own
+// quantized buffer, and nothing reads it between that node and here — the copy cached for x was
+// dropped when that node wrote x (wrote()), and q holds nothing else.
+bool Lowering::fuse_quantize_into_producer(BufferId x, int64_t n, dense_type_id act, const ViewRef& q, Phase phase) {
+    if (!options_.fuses_quantize) return false;
+    auto it = last_writer_.find(x);
+    if (it == last_writer_.end()) return false;
+    Node& producer = graph_.nodes[it->second];
+    const dense_op_kind op = producer.key.op;
+    if (op != DENSE_OP_RMS_NORM && op != DENSE_OP_GATED_RMS_NORM && op != DENSE_OP_SWIGLU) return false;
+    if (producer.phase != phase || producer.key.act != DENSE_TYPE_NONE || producer.dst.size() != 1) return false;
+    const ViewRef& y = producer.dst[0];
+    const bool whole_x = !y.external && y.buffer == x && y.offset == 0 && y.view.type == DENSE_TYPE_F32 &&
+                         y.view.ne[0] * y.view.ne[1] == n && y.view.nb[1] == y.view.ne[0] * 4 &&
+                         y.view.ne[0] % type_info(act).block_elements == 0;  // no block spans two rows
+    if (!whole_x || !options_.fuses_quantize(op, act)) return false;
+    producer.key.act = act;
+    producer.dst.push_back(q);
+    producer.label += " + quantize(" + std::string(type_info(act).name) + ")";
+    return true;
 }
 
 void Lowering::emit(std::string label, dense_op_kind op, dense_type_id weight_type, dense_type_id act_type,
@@ -225,7 +250,10 @@ void Lowering::emit(std::string label, dense_op_kind op, dense_type_id weight_ty
     n.dst = std::move(dst);
     n.params = std::move(params);
     for (const auto& d : n.dst)
-        if (!d.external) wrote(d.buffer);
+        if (!d.external) {
+            wrote(d.buffer);
+            last_writer_[d.buffer] = graph_.nodes.size();
+        }
     graph_.nodes.push_back(std::move(n));
 }
 
@@ -363,17 +391,24 @@ void Lowering::gdn_gates(const model::RecipeStep& s, const model::BoundLayer* la
          {f32(b, h), f32(a, h), dt, big_a}, {f32(beta, h), f32(decay, h)}, {}, phase);
 }
 
-// L2 norm of every query and key head of the convolved q|k|v channels, in place.
+// L2 norm of every query and key head of the convolved q|k|v channels, in place. The q heads fill
+// [0, key_dim) and the k heads [key_dim, 2 key_dim), so when key_dim = hk * dk (always, for qwen35)
+// they are 2 hk consecutive rows of dk: one op instead of two (one kernel fewer per layer on a GPU).
 void Lowering::l2_norm_heads(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {
     const int64_t dk = hp("ssm_state_size"), hk = hp("ssm_group_count"), key_dim = hp("key_dim");
     const std::string& in = s.inputs.at(0);
     require(elements_of(in) >= 2 * key_dim, s, prefix(layer), "input shorter than the q and k channels");
     const BufferId x = use(in, step_where(s, prefix(layer)));
     const auto p = params_bytes(dense_norm_params{{}, hpf("rms_eps"), 0});
-    emit(prefix(layer) + " l2_norm(q heads)", DENSE_OP_L2_NORM, DENSE_TYPE_NONE, DENSE_TYPE_NONE, {f32(x, dk, hk, 0)},
-         {f32(x, dk, hk, 0)}, p, phase);
-    emit(prefix(layer) + " l2_norm(k heads)", DENSE_OP_L2_NORM, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
-         {f32(x, dk, hk, key_dim)}, {f32(x, dk, hk, key_dim)}, p, phase);
+    if (key_dim == hk * dk) {
+        emit(prefix(layer) + " l2_norm(q and k heads)", DENSE_OP_L2_NORM, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+             {f32(x, dk, 2 * hk, 0)}, {f32(x, dk, 2 * hk, 0)}, p, phase);
+    } else {
+        emit(prefix(layer) + " l2_norm(q heads)", DENSE_OP_L2_NORM, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+             {f32(x, dk, hk, 0)}, {f32(x, dk, hk, 0)}, p, phase);
+        emit(prefix(layer) + " l2_norm(k heads)", DENSE_OP_L2_NORM, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+             {f32(x, dk, hk, key_dim)}, {f32(x, dk, hk, key_dim)}, p, phase);
+    }
     names_[s.outputs.at(0)] = x;  // same buffer, now normalised
     current_len_[s.outputs[0]] = elements_of(in);
 }

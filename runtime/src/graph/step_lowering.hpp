@@ -62,6 +62,7 @@ private:
     void emit(std::string label, dense_op_kind op, dense_type_id weight_type, dense_type_id act_type,
               std::vector<ViewRef> src, std::vector<ViewRef> dst, std::vector<std::byte> params, Phase phase);
     void wrote(BufferId b);
+    bool fuse_quantize_into_producer(BufferId x, int64_t n, dense_type_id act, const ViewRef& q, Phase phase);
 
     int64_t hp(const std::string& name, const model::BoundLayer* layer = nullptr) const;
     float hpf(const std::string& name) const;
@@ -75,6 +76,7 @@ private:
     std::map<BufferId, int64_t> elements_;                          // F32 elements of activation buffers
     std::map<std::string, int64_t> current_len_;                    // length of each name's latest value
     std::map<std::pair<BufferId, dense_type_id>, BufferId> quant_;  // quantized copies valid now
+    std::map<BufferId, size_t> last_writer_;                        // buffer -> node that last wrote it
     std::map<std::string, std::pair<BufferId, BufferId>> banks_;    // "conv@3" -> (A, B)
     std::map<int64_t, std::pair<BufferId, BufferId>> kv_;           // layer -> (K, V)
     int64_t current_layer_ = -1;

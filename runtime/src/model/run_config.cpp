@@ -83,6 +83,7 @@ RunConfig RunConfig::parse(const std::string& yaml_text, const std::filesystem::
             if (!bytes || *bytes == 0)
                 f.fail(root["vram_budget"], "'vram_budget' must be 'auto' or a size like 8GiB, got '" + text + "'");
             c.vram_budget = *bytes;
+            c.vram_budget_source = "vram_budget in " + display_path.string();
         }
     }
     if (root["kv_type"]) {

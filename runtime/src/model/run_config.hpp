@@ -49,6 +49,7 @@ struct RunConfig {
     std::optional<std::filesystem::path> model_description;  // models/<arch>.yaml override
     int64_t context = 4096;                     // tokens of KV cache to plan and allocate
     std::optional<uint64_t> vram_budget;        // bytes; nullopt = what the device reports free
+    std::string vram_budget_source;             // where it came from: "vram_budget in F", "--vram-budget"
     std::string kv_type = "f16";                // f16 | f32
     Placement placement = Placement::Auto;
     int64_t threads = 0;                        // CPU threads; 0 = all cores

@@ -15,4 +15,10 @@ namespace dense::packs {
 std::function<dense_type_id(dense_type_id weight)> gemv_activation_chooser(const PackManager& packs, size_t device,
                                                                           dense_type_id first_choice = DENSE_TYPE_NONE);
 
+// Whether a usable pack on devices()[device] implements `op` with a quantized copy of its output in
+// `act` (the op registered with act_type = act; dense_abi.h, "fused quantization"). Keeps a
+// reference to `packs`.
+std::function<bool(dense_op_kind op, dense_type_id act)> quantize_fusion_checker(const PackManager& packs,
+                                                                                 size_t device);
+
 }  // namespace dense::packs

@@ -19,6 +19,8 @@
 // All element strides are in elements (floats), not bytes.
 #pragma once
 
+#include "kernels/q8_32_out.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -45,6 +47,7 @@ struct NormArgs {
     int64_t y_stride = 0;
     int64_t n = 0, rows = 0;
     float eps = 0;
+    Q8_32Out quantized;  // optional: y (then contiguous, n * rows % 32 == 0) quantized to Q8_32 as well
 };
 
 // y = x / sqrt(mean(x^2) + eps) * w
@@ -56,8 +59,10 @@ cudaError_t launch_gated_rms_norm(const NormArgs& a, cudaStream_t stream);
 
 // ---- elementwise (ops_elementwise.cu) --------------------------------------------------------------
 
-// y = silu(gate) * up over n contiguous elements (y disjoint from the inputs).
-cudaError_t launch_swiglu(const float* gate, const float* up, float* y, int64_t n, cudaStream_t stream);
+// y = silu(gate) * up over n contiguous elements (y disjoint from the inputs); with quantized.base,
+// y quantized to Q8_32 as well (n % 32 == 0).
+cudaError_t launch_swiglu(const float* gate, const float* up, float* y, int64_t n, Q8_32Out quantized,
+                          cudaStream_t stream);
 
 // *status = 1 if any of x[0..n) is NaN or +-Inf; otherwise *status is not written.
 cudaError_t launch_check_finite(const float* x, int64_t n, int32_t* status, cudaStream_t stream);

@@ -8,6 +8,7 @@
 // Each thread decodes whole items, so consecutive threads write consecutive 32-byte runs.
 #pragma once
 
+#include "kernels/launch_chain.cuh"
 #include "kernels/decode_common.cuh"
 #include "kernels/dequant_launchers.hpp"
 #include "target_tuning.hpp"
@@ -22,6 +23,9 @@ template <class Fmt>
 __global__ void __launch_bounds__(tuning::kDequantThreads)
     dequantize_kernel(const uint8_t* __restrict__ src, float* __restrict__ dst, int64_t n_items, bool vector_stores,
                       RowSelect select) {
+    wait_for_producers();  // launch_chain.cuh: nothing an earlier kernel writes is touched before
+    allow_consumers();
+
     constexpr int kItemsPerBlock = Fmt::kBlockElems / Fmt::kItemElems;
     static_assert(Fmt::kBlockElems % Fmt::kItemElems == 0, "an item must not straddle blocks");
     const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -63,7 +67,7 @@ cudaError_t launch_dequantize(const void* src, float* dst, int64_t n_elements, c
     const int64_t cap = tuning::kDequantMaxBlocks;
     const unsigned blocks = static_cast<unsigned>(wanted < cap ? wanted : cap);
     const bool vector_stores = (reinterpret_cast<uintptr_t>(dst) % 16u) == 0;
-    dequantize_kernel<Fmt><<<blocks, tuning::kDequantThreads, 0, stream>>>(static_cast<const uint8_t*>(src), dst,
+    (void)launch_chained(dequantize_kernel<Fmt>, blocks, tuning::kDequantThreads, 0, stream, static_cast<const uint8_t*>(src), dst,
                                                                            n_items, vector_stores, select);
     return cudaGetLastError();
 }

@@ -5,6 +5,7 @@
 // one fused multiply-add per element in order, the lanes combine by a fixed xor-shuffle tree, so
 // the result is deterministic; against the exact dot it is off by at most about
 // (in/32 + 5) * 2^-24 * sum |w x| (gemv_gpu_test.cpp).
+#include "kernels/launch_chain.cuh"
 #include "kernels/decode_common.cuh"
 #include "kernels/gemv_launchers.hpp"
 #include "target_tuning.hpp"
@@ -52,6 +53,9 @@ template <FloatKind K, bool kVector>
 __global__ void __launch_bounds__(tuning::kFloatGemvThreads)
     gemv_float_kernel(const uint8_t* __restrict__ w, int64_t row_bytes, int64_t in, int64_t rows,
                       const float* __restrict__ x, float* __restrict__ dst, int accumulate) {
+    wait_for_producers();  // launch_chain.cuh: nothing an earlier kernel writes is touched before
+    allow_consumers();
+
     using W = FloatWeight<K>;
     const int lane = static_cast<int>(threadIdx.x & 31);
     const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
@@ -97,11 +101,9 @@ cudaError_t launch_float(const GemvLaunch& c, cudaStream_t stream) {
     const bool vector = reinterpret_cast<uintptr_t>(w) % 16 == 0 && c.row_bytes % 16 == 0 &&
                         reinterpret_cast<uintptr_t>(x) % 16 == 0;
     if (vector)
-        gemv_float_kernel<K, true>
-            <<<blocks, tuning::kFloatGemvThreads, 0, stream>>>(w, c.row_bytes, c.in, c.out, x, c.dst, c.accumulate);
+        (void)launch_chained(gemv_float_kernel<K, true>, blocks, tuning::kFloatGemvThreads, 0, stream, w, c.row_bytes, c.in, c.out, x, c.dst, c.accumulate);
     else
-        gemv_float_kernel<K, false>
-            <<<blocks, tuning::kFloatGemvThreads, 0, stream>>>(w, c.row_bytes, c.in, c.out, x, c.dst, c.accumulate);
+        (void)launch_chained(gemv_float_kernel<K, false>, blocks, tuning::kFloatGemvThreads, 0, stream, w, c.row_bytes, c.in, c.out, x, c.dst, c.accumulate);
     return cudaGetLastError();
 }
 

@@ -30,6 +30,7 @@
 //   accumulate the sum is added to dst last (one rounding).
 #pragma once
 
+#include "kernels/launch_chain.cuh"
 #include "kernels/gemv_common.cuh"
 #include "kernels/gemv_launchers.hpp"
 #include "kernels/iq_tables.cuh"
@@ -233,7 +234,9 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_q_
         }
     };
 
-    // Prologue: the first P - 1 items in flight, then the codebook (overlapping them).
+    // Prologue: the first P - 1 items in flight, then the codebook (overlapping them). Weights and
+    // codebooks are immutable, so this runs before wait_for_producers(): with chained launches
+    // (launch_chain.cuh) the weight stream starts while the kernel before still finishes.
 #pragma unroll
     for (int s = 0; s < P - 1; ++s) {
         if (s < n_items) issue_next();
@@ -242,6 +245,9 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_q_
     IqTables tables;
     stage_tables<Dot>(table, tables);
     __syncthreads();
+    // From here on the activation is read and dst written: both belong to earlier kernels.
+    wait_for_producers();
+    allow_consumers();
 
     // ---- computing ----------------------------------------------------------------------------------
     const bool partial_last = p.act_blocks % 8 != 0;  // the last step has fewer than 8 blocks
@@ -377,7 +383,7 @@ cudaError_t launch_gemv_as(const GemvKernelArgs& args, cudaStream_t stream) {
     const int64_t max_blocks = static_cast<int64_t>(sm_count()) * blocks_per_sm<Dot, A>();
     const int64_t per_block = (args.n_block_tiles + max_blocks - 1) / max_blocks;
     const int64_t blocks = (args.n_block_tiles + per_block - 1) / per_block;
-    gemv_q_kernel<Dot, A><<<static_cast<unsigned>(blocks), kThreads, Staging<Dot>::kSharedBytes, stream>>>(args);
+    (void)launch_chained(gemv_q_kernel<Dot, A>, static_cast<unsigned>(blocks), kThreads, Staging<Dot>::kSharedBytes, stream, args);
     return cudaGetLastError();
 }
 

@@ -29,6 +29,7 @@
 //
 // n_kv is read on the device; a value outside [1, n_ctx] makes block (0, g, z) fill its heads' rows of
 // dst with NaN and every block return without touching K/V or the workspace.
+#include "kernels/launch_chain.cuh"
 #include "kernels/act_common.cuh"
 #include "kernels/act_launchers.hpp"
 
@@ -41,6 +42,9 @@ namespace {
 
 template <bool kF16>
 __global__ void kv_store_kernel(KvStoreArgs a) {
+    wait_for_producers();  // launch_chain.cuh: nothing an earlier kernel writes is touched before
+    allow_consumers();
+
     const int64_t pos = *a.position;
     if (pos < 0 || pos >= a.n_ctx) return;  // nothing written (cpu-ref refuses such a call)
     const int64_t n = a.d * a.hkv;
@@ -302,6 +306,9 @@ __device__ __forceinline__ void tile_pv(const AttnArgs& a, const Shared& s, cons
 // variant that prefetched more into registers (174 of them, one block per SM) ran 1.8x slower.
 template <class E, bool kVec>
 __global__ void __launch_bounds__(kAttnThreads, 2) attn_partition_kernel(AttnArgs a, AttnPlan plan) {
+    wait_for_producers();  // launch_chain.cuh: nothing an earlier kernel writes is touched before
+    allow_consumers();
+
     extern __shared__ __align__(16) float smem[];
     const int64_t d = a.d;
     const int64_t g = blockIdx.y;
@@ -368,6 +375,9 @@ constexpr int kMergeDims = 32;  // output dims per merge block: one per lane
 // weight (thread p < used); then lane i of warp w sums partitions w, w + 8, ... for dim e0 + i in
 // fp64, and warp 0 adds the 8 warp sums in warp order.
 __global__ void __launch_bounds__(kAttnMaxPartitions) attn_merge_kernel(AttnArgs a, AttnPlan plan) {
+    wait_for_producers();  // launch_chain.cuh: nothing an earlier kernel writes is touched before
+    allow_consumers();
+
     constexpr int kMergeWarps = kAttnMaxPartitions / 32;
     __shared__ double weight[kAttnMaxPartitions];
     __shared__ double warp_acc[kMergeWarps][kMergeDims];
@@ -416,14 +426,14 @@ cudaError_t launch_attn_typed(const AttnArgs& a, const AttnPlan& plan, cudaStrea
     const bool vec = (a.d * static_cast<int64_t>(sizeof(E))) % 16 == 0 &&
                      reinterpret_cast<uintptr_t>(a.k_cache) % 16u == 0;
     if (vec)
-        attn_partition_kernel<E, true><<<grid, kAttnThreads, plan.shared_bytes, stream>>>(a, plan);
+        (void)launch_chained(attn_partition_kernel<E, true>, grid, kAttnThreads, plan.shared_bytes, stream, a, plan);
     else
-        attn_partition_kernel<E, false><<<grid, kAttnThreads, plan.shared_bytes, stream>>>(a, plan);
+        (void)launch_chained(attn_partition_kernel<E, false>, grid, kAttnThreads, plan.shared_bytes, stream, a, plan);
     if (plan.partitions > 1) {
         const cudaError_t err = cudaGetLastError();
         if (err != cudaSuccess) return err;
         const dim3 merge_grid(static_cast<unsigned>(a.hq), static_cast<unsigned>((a.d + kMergeDims - 1) / kMergeDims));
-        attn_merge_kernel<<<merge_grid, kAttnMaxPartitions, 0, stream>>>(a, plan);
+        (void)launch_chained(attn_merge_kernel, merge_grid, kAttnMaxPartitions, 0, stream, a, plan);
     }
     return cudaGetLastError();
 }
@@ -435,9 +445,9 @@ cudaError_t launch_kv_store(const KvStoreArgs& a, cudaStream_t stream) {
     if (n <= 0) return cudaSuccess;
     const unsigned blocks = grid_for(n, kEltThreads, kEltMaxBlocks);
     if (a.f16)
-        kv_store_kernel<true><<<blocks, kEltThreads, 0, stream>>>(a);
+        (void)launch_chained(kv_store_kernel<true>, blocks, kEltThreads, 0, stream, a);
     else
-        kv_store_kernel<false><<<blocks, kEltThreads, 0, stream>>>(a);
+        (void)launch_chained(kv_store_kernel<false>, blocks, kEltThreads, 0, stream, a);
     return cudaGetLastError();
 }
 

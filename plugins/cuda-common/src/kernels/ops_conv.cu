@@ -8,6 +8,7 @@
 // state_out[c] = window[1 ..]: the thread reads the whole window for the sum first, then shifts with
 // state_out[c][i] = state_in[c][i + 1] in ascending i (each read happens before that element is
 // overwritten), so state_out may be the very same memory as state_in. Channels are disjoint.
+#include "kernels/launch_chain.cuh"
 #include "kernels/act_common.cuh"
 #include "kernels/act_launchers.hpp"
 
@@ -15,6 +16,9 @@ namespace dense::cuda::act {
 namespace {
 
 __global__ void conv1d_causal_kernel(ConvArgs a) {
+    wait_for_producers();  // launch_chain.cuh: nothing an earlier kernel writes is touched before
+    allow_consumers();
+
     const int64_t keep = a.kernel - 1;
     const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
     for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < a.channels; c += stride) {
@@ -35,7 +39,7 @@ __global__ void conv1d_causal_kernel(ConvArgs a) {
 
 cudaError_t launch_conv1d_causal(const ConvArgs& a, cudaStream_t stream) {
     if (a.channels <= 0 || a.kernel < 2) return cudaSuccess;
-    conv1d_causal_kernel<<<grid_for(a.channels, kEltThreads, kEltMaxBlocks), kEltThreads, 0, stream>>>(a);
+    (void)launch_chained(conv1d_causal_kernel, grid_for(a.channels, kEltThreads, kEltMaxBlocks), kEltThreads, 0, stream, a);
     return cudaGetLastError();
 }
 

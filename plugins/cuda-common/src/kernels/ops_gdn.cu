@@ -17,6 +17,7 @@
 // (decay <= 1, and with unit-norm k and beta in (0, 1) the update is a projection), so the drift
 // does not grow without bound. The tests chain several steps and allow 2e-6 of max |o| (+ 2e-6
 // relative per element), for o and for the state.
+#include "kernels/launch_chain.cuh"
 #include "kernels/act_common.cuh"
 #include "kernels/act_launchers.hpp"
 
@@ -56,6 +57,9 @@ __device__ __forceinline__ Column column_of(const GdnArgs& a, int64_t col) {
 }
 
 __global__ void __launch_bounds__(kGdnThreads) gdn_decode_regs_kernel(GdnArgs a) {
+    wait_for_producers();  // launch_chain.cuh: nothing an earlier kernel writes is touched before
+    allow_consumers();
+
     const int lane = static_cast<int>(threadIdx.x & 31u);
     const int64_t n_cols = a.hv * a.dv;
     const int64_t warp_stride = static_cast<int64_t>(gridDim.x) * kGdnWarps;
@@ -92,6 +96,9 @@ __global__ void __launch_bounds__(kGdnThreads) gdn_decode_regs_kernel(GdnArgs a)
 }
 
 __global__ void __launch_bounds__(kGdnThreads) gdn_decode_stream_kernel(GdnArgs a) {
+    wait_for_producers();  // launch_chain.cuh: nothing an earlier kernel writes is touched before
+    allow_consumers();
+
     const int lane = static_cast<int>(threadIdx.x & 31u);
     const int64_t n_cols = a.hv * a.dv;
     const int64_t warp_stride = static_cast<int64_t>(gridDim.x) * kGdnWarps;
@@ -120,9 +127,9 @@ cudaError_t launch_gdn_decode(const GdnArgs& a, cudaStream_t stream) {
     if (n_cols <= 0 || a.dk <= 0) return cudaSuccess;
     const unsigned blocks = grid_for(n_cols, kGdnWarps, kGdnMaxBlocks);
     if (a.dk <= 32 * kGdnRegRows)
-        gdn_decode_regs_kernel<<<blocks, kGdnThreads, 0, stream>>>(a);
+        (void)launch_chained(gdn_decode_regs_kernel, blocks, kGdnThreads, 0, stream, a);
     else
-        gdn_decode_stream_kernel<<<blocks, kGdnThreads, 0, stream>>>(a);
+        (void)launch_chained(gdn_decode_stream_kernel, blocks, kGdnThreads, 0, stream, a);
     return cudaGetLastError();
 }
 

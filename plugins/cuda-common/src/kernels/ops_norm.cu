@@ -10,8 +10,10 @@
 // In place (y == x, same stride): every element is read and written by the same thread, and the
 // writes come after the block reduction's barriers, so no thread reads an element another has
 // already overwritten.
+#include "kernels/launch_chain.cuh"
 #include "kernels/act_common.cuh"
 #include "kernels/act_launchers.hpp"
+#include "kernels/q8_32_block.cuh"
 
 namespace dense::cuda::act {
 namespace {
@@ -20,6 +22,9 @@ enum class NormKind { Rms, L2, GatedRms };
 
 template <NormKind K>
 __global__ void norm_rows_kernel(NormArgs a) {
+    wait_for_producers();  // launch_chain.cuh: nothing an earlier kernel writes is touched before
+    allow_consumers();
+
     __shared__ float scratch[33];
     const float n_f = static_cast<float>(a.n);
     for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
@@ -39,6 +44,9 @@ __global__ void norm_rows_kernel(NormArgs a) {
             if constexpr (K != NormKind::L2) v *= a.w[i];
             if constexpr (K == NormKind::GatedRms) v *= silu_f(a.z[r * a.z_stride + i]);
             y[i] = v;
+            // A warp holds 32 consecutive elements of one row here (blockDim and n are multiples of
+            // 32 when a copy is asked for), i.e. exactly one Q8_32 block of the contiguous output.
+            if (a.quantized.base != nullptr) quantize_q8_32_block(v, (r * a.n + i) / 32, a.quantized);
         }
     }
 }
@@ -55,7 +63,7 @@ template <NormKind K>
 cudaError_t launch(const NormArgs& a, cudaStream_t stream) {
     if (a.n <= 0 || a.rows <= 0) return cudaSuccess;
     const unsigned blocks = static_cast<unsigned>(a.rows < kMaxRowBlocks ? a.rows : kMaxRowBlocks);
-    norm_rows_kernel<K><<<blocks, threads_for_row(a.n), 0, stream>>>(a);
+    (void)launch_chained(norm_rows_kernel<K>, blocks, threads_for_row(a.n), 0, stream, a);
     return cudaGetLastError();
 }
 

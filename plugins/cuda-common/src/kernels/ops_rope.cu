@@ -10,6 +10,7 @@
 // In place: the pair (i, i + n_rot/2) is read and written by the same thread, both reads first; the
 // pass-through dims are not touched. Position < 0 (cpu-ref refuses it): the rotated dims of dst are
 // set to NaN instead, nothing out of bounds.
+#include "kernels/launch_chain.cuh"
 #include "kernels/act_common.cuh"
 #include "kernels/act_launchers.hpp"
 
@@ -17,6 +18,9 @@ namespace dense::cuda::act {
 namespace {
 
 __global__ void rope_neox_kernel(RopeArgs a, bool copy_tail) {
+    wait_for_producers();  // launch_chain.cuh: nothing an earlier kernel writes is touched before
+    allow_consumers();
+
     const int64_t pos = *a.position;
     const int64_t half = a.n_rot / 2;
     const int64_t tail = copy_tail ? a.head_dim - a.n_rot : 0;
@@ -56,7 +60,7 @@ cudaError_t launch_rope_neox(const RopeArgs& a, cudaStream_t stream) {
     if (a.heads <= 0 || a.n_rot < 2) return cudaSuccess;
     const bool copy_tail = a.y != a.x && a.head_dim > a.n_rot;
     const int64_t per_head = a.n_rot / 2 + (copy_tail ? a.head_dim - a.n_rot : 0);
-    rope_neox_kernel<<<grid_for(per_head * a.heads, kEltThreads, kEltMaxBlocks), kEltThreads, 0, stream>>>(a,
+    (void)launch_chained(rope_neox_kernel, grid_for(per_head * a.heads, kEltThreads, kEltMaxBlocks), kEltThreads, 0, stream, a,
                                                                                                           copy_tail);
     return cudaGetLastError();
 }

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define DENSE_ABI_MAJOR 1u
-#define DENSE_ABI_MINOR 1u
+#define DENSE_ABI_MINOR 2u
 
 /* dense_pack_score(NULL) returns the ABI version the pack was built against, encoded like this. It
  * lets the host refuse a pack of another major before it reads any struct the pack fills. */
@@ -116,7 +116,14 @@ enum {
  * ne = {a, b, 1, 1}; a view marked "strided" may have nb[1] > ne[0]*elem_size (e.g. the query heads
  * inside the interleaved query+gate projection). F32 unless said otherwise. Scalars that change per
  * token (positions, token ids, lengths) come in I32 {1} tensors, never in params, so a captured
- * device graph stays valid from token to token. dst may alias src0 only where it says so. */
+ * device graph stays valid from token to token. dst may alias src0 only where it says so.
+ *
+ * Fused quantization (ABI 1.2): an RMS_NORM, GATED_RMS_NORM or SWIGLU implementation registered with
+ * act_type = an activation type A (instead of DENSE_TYPE_NONE) takes one more destination: dst1, {N}
+ * in type A, receives dst0's N = ne[0] * ne[1] values quantized exactly as QUANTIZE_ACT to A would
+ * write them (dst0 then contiguous, ne[0] a multiple of A's block, dst1 apart from every other view).
+ * The host uses such a key only where a pack registered it, so the GEMV after a norm needs no
+ * separate quantize; a pack without it loses nothing but that launch. */
 typedef uint32_t dense_op_kind;
 enum {
     /* src0: blocks (any type); dst: F32, same element count. */

@@ -1,0 +1,46 @@
+#include "cli/vram_guard.hpp"
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "plan/plan_target.hpp"
+#include "plan/plan_verdict.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace dense::cli {
+
+void require_vram_fits(const LoadedModel& model, const packs::PackManager& packs, const exec::SessionOptions& options,
+                       const model::RunConfig& config) {
+    const plan::PlanTarget target = plan::target_for_device(packs, options.device);
+    if (target.kind == DENSE_DEVICE_CPU) {
+        if (config.vram_budget)
+            spdlog::info("running on the CPU: the VRAM budget ({}) does not apply", config.vram_budget_source);
+        return;
+    }
+    std::optional<plan::Budget> budget;
+    if (config.vram_budget) {
+        budget = plan::Budget{*config.vram_budget, config.vram_budget_source};
+    } else if (target.free_bytes) {
+        budget = plan::Budget{*target.free_bytes, "free memory of " + target.label};
+    } else {
+        spdlog::warn("{}: free memory unknown and no vram_budget given; the VRAM plan is not checked", target.label);
+        return;
+    }
+    plan::PlanRequest request;
+    request.n_ctx = options.n_ctx;
+    request.kv_type = options.kv_type;
+    request.gemv_activation = options.gemv_activation;
+    request.target = target;
+    const plan::PlanReport report =
+        plan::plan_and_judge(model.bound, model.spec, &packs, request, budget, false, config.model.filename().string());
+    if (!report.verdict->fits)
+        throw Error(ErrorKind::Device, "the model does not fit " + target.label + " at context " +
+                                           std::to_string(options.n_ctx) + "; nothing was allocated.\n" +
+                                           plan::to_text(report) +
+                                           "lower the context (--ctx / `context`), or raise the budget "
+                                           "(--vram-budget / `vram_budget`) if the GPU has more free memory");
+    spdlog::info("VRAM plan: peak {} of {} ({}); {} left", format_bytes(report.verdict->peak),
+                 format_bytes(report.verdict->budget), budget->source, format_bytes(report.verdict->headroom));
+}
+
+}  // namespace dense::cli

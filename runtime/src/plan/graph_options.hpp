@@ -1,0 +1,18 @@
+// The options a session's graph is built with on a device: decided here, once, so that a plan made
+// before the session builds the very same graph (same buffers, same ops). exec::Session adds only
+// where the weights are read from.
+#pragma once
+
+#include "graph/graph_builder.hpp"
+#include "packs/pack_manager.hpp"
+
+#include <dense/abi/dense_abi.h>
+
+namespace dense::plan {
+
+// For packs.devices()[device], whose packs choose the GEMV activation formats (`gemv_activation`
+// first where a pack pairs it; NONE: the device's own choice) and the fused quantizations.
+graph::GraphOptions session_graph_options(const packs::PackManager& packs, size_t device, int64_t n_ctx,
+                                          dense_type_id kv_type, dense_type_id gemv_activation);
+
+}  // namespace dense::plan

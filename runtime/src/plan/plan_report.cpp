@@ -1,0 +1,133 @@
+#include "plan/plan_report.hpp"
+
+#include "core/type_table.hpp"
+#include "core/units.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+namespace dense::plan {
+
+namespace {
+
+std::string grouped(uint64_t n) {  // 56123392 -> "56,123,392"
+    std::string digits = std::to_string(n), out;
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+double mib(uint64_t bytes) {
+    return static_cast<double>(bytes) / 1048576.0;
+}
+
+std::string kv_name(dense_type_id id) {
+    const TypeInfo* t = global_type_table().find(id);
+    return t ? t->name : "?";
+}
+
+std::string row(const std::string& item, const std::string& kind, const std::string& count, uint64_t bytes,
+                const std::string& detail) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "  %-30s %-15s %-12s %16s %11.2f  %s\n", item.c_str(), kind.c_str(), count.c_str(),
+                  grouped(bytes).c_str(), mib(bytes), detail.c_str());
+    return buf;
+}
+
+std::string decision(const PlanReport& r) {
+    if (!r.budget || !r.verdict)
+        return "placement cpu: everything runs on the CPU; weights are read from the file mapping, nothing is "
+               "placed on a GPU";
+    return decision_text(r.bill, *r.budget, *r.verdict);
+}
+
+}  // namespace
+
+std::string to_text(const PlanReport& r) {
+    const VramBill& b = r.bill;
+    std::string out = (b.device_kind == DENSE_DEVICE_CPU ? "Memory plan for " : "VRAM plan for ") + r.model + " on " +
+                      b.device + ": context " + std::to_string(b.n_ctx) + " tokens, KV " + kv_name(b.kv_type) + "\n";
+    char head[256];
+    std::snprintf(head, sizeof head, "  %-30s %-15s %-12s %16s %11s  %s\n", "item", "layer kind", "count", "bytes",
+                  "MiB", "detail");
+    out += head;
+    for (const auto& l : b.lines)
+        out += row(title(l.item), l.layer_kind, l.unit.empty() ? "" : std::to_string(l.count) + " " + l.unit, l.bytes,
+                   l.detail);
+    out += "  " + std::string(100, '-') + "\n";
+    out += row("peak", "", "", b.peak(), "allocated " + grouped(b.allocated()) + " + reserve " + grouped(b.reserve));
+    if (b.kv_bytes_per_token > 0)
+        out += "  KV cache per token (all full-attention layers): " + grouped(b.kv_bytes_per_token) + " bytes\n";
+    if (r.budget) out += row("budget", "", "", r.budget->bytes, r.budget->source);
+    out += "decision: " + decision(r) + "\n";
+    if (r.verdict) {
+        const Verdict& v = *r.verdict;
+        if (v.max_context) {
+            if (*v.max_context == 0)
+                out += "max context at this budget: none; the weights and fixed buffers alone do not fit\n";
+            else
+                out += "max context at this budget: " + std::to_string(*v.max_context) +
+                       (v.max_context_at_limit ? "+" : "") + " tokens (KV " + kv_name(b.kv_type) +
+                       ", all weights on the GPU" +
+                       (v.max_context_at_limit ? "; the search stops at the model's trained context" : "") + ")\n";
+        }
+        if (!v.fits) {
+            if (v.split_can_fit)
+                out += "to keep " + std::to_string(b.n_ctx) + " tokens, " + grouped(v.bytes_to_cpu) + " bytes (" +
+                       format_bytes(v.bytes_to_cpu) +
+                       ") of weights would have to move to the CPU (the CPU row split is not implemented yet)\n";
+            else
+                out += "even with every weight on the CPU, the KV cache, state and buffers (" +
+                       format_bytes(b.peak() - b.weight_bytes) + ") exceed the budget\n";
+        }
+    }
+    for (const auto& n : b.notes) out += "note: " + n + "\n";
+    return out;
+}
+
+std::string to_json(const PlanReport& r) {
+    const VramBill& b = r.bill;
+    nlohmann::ordered_json j;
+    j["model"] = r.model;
+    j["device"] = b.device;
+    j["device_kind"] = b.device_kind == DENSE_DEVICE_CPU ? "cpu" : "cuda";
+    j["context"] = b.n_ctx;
+    j["kv_type"] = kv_name(b.kv_type);
+    j["lines"] = nlohmann::ordered_json::array();
+    for (const auto& l : b.lines)
+        j["lines"].push_back({{"item", to_string(l.item)},
+                              {"layer_kind", l.layer_kind},
+                              {"bytes", l.bytes},
+                              {"mib", mib(l.bytes)},
+                              {"count", l.count},
+                              {"unit", l.unit},
+                              {"detail", l.detail}});
+    j["allocations"] = nlohmann::ordered_json::array();
+    for (const auto& a : b.allocations) j["allocations"].push_back({{"label", a.label}, {"bytes", a.bytes}});
+    j["allocated_bytes"] = b.allocated();
+    j["reserve_bytes"] = b.reserve;
+    j["peak_bytes"] = b.peak();
+    j["weight_bytes"] = b.weight_bytes;
+    j["kv_bytes_per_token"] = b.kv_bytes_per_token;
+    if (r.budget)
+        j["budget"] = {{"bytes", r.budget->bytes}, {"source", r.budget->source}};
+    else
+        j["budget"] = nullptr;
+    j["fits"] = r.verdict ? nlohmann::ordered_json(r.verdict->fits) : nlohmann::ordered_json(nullptr);
+    j["decision"] = decision(r);
+    if (r.verdict && r.verdict->max_context) {
+        j["max_context"] = *r.verdict->max_context;
+        j["max_context_at_limit"] = r.verdict->max_context_at_limit;
+    } else {
+        j["max_context"] = nullptr;
+    }
+    j["bytes_to_cpu"] = r.verdict ? r.verdict->bytes_to_cpu : 0;
+    j["split_can_fit"] = r.verdict ? r.verdict->split_can_fit : true;
+    j["notes"] = b.notes;
+    return j.dump(2) + "\n";
+}
+
+}  // namespace dense::plan

@@ -1,0 +1,176 @@
+// `dense-rt plan` on the embedded default model: the bill as text and JSON, the exit code over
+// budget (3) with what would fit, the budget from the flag, the config and a (simulated) device's
+// free memory, and clear errors for bad values. On a machine without a GPU the plan is for a CUDA
+// device that is not here; with one, for the GPU (the budget flag still decides).
+#include "common/run_command.hpp"
+#include "common/test_paths.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+namespace {
+
+using dense::test::run_dense_rt;
+
+nlohmann::json plan_json(const std::string& args, int expect_exit = 0) {
+    const auto r = run_dense_rt("--config configs/tiny.yaml plan --json " + args);
+    EXPECT_EQ(r.exit_code, expect_exit) << r.err;
+    return nlohmann::json::parse(r.out);
+}
+
+std::string grouped(uint64_t n) {
+    std::string digits = std::to_string(n), out;
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+TEST(CliPlan, JsonBillAddsUpAndFits) {
+    const auto j = plan_json("--vram-budget 64GiB");
+    uint64_t sum = 0;
+    for (const auto& l : j["lines"]) {
+        EXPECT_EQ(l["bytes"].get<uint64_t>() % 256, 0u) << l.dump();
+        sum += l["bytes"].get<uint64_t>();
+    }
+    EXPECT_EQ(sum, j["peak_bytes"].get<uint64_t>());
+    uint64_t allocated = 0;
+    for (const auto& a : j["allocations"]) allocated += a["bytes"].get<uint64_t>();
+    EXPECT_EQ(allocated, j["allocated_bytes"].get<uint64_t>());
+    EXPECT_EQ(j["context"].get<int64_t>(), 512);  // configs/tiny.yaml
+    EXPECT_EQ(j["kv_type"].get<std::string>(), "f16");
+    EXPECT_TRUE(j["fits"].get<bool>());
+    EXPECT_EQ(j["budget"]["source"].get<std::string>(), "--vram-budget");
+    EXPECT_GT(j["weight_bytes"].get<uint64_t>(), 10u << 20);  // the real vocabulary's embedding
+    EXPECT_GT(j["max_context"].get<int64_t>(), 512);
+}
+
+TEST(CliPlan, ContextAndKvTypeFlagsChangeTheKvLine) {
+    const auto a = plan_json("--vram-budget 64GiB --context 1024");
+    const auto b = plan_json("--vram-budget 64GiB --context 2048 --kv-type f32");
+    EXPECT_EQ(a["context"].get<int64_t>(), 1024);
+    EXPECT_EQ(b["kv_type"].get<std::string>(), "f32");
+    const uint64_t per_token = a["kv_bytes_per_token"].get<uint64_t>();
+    ASSERT_GT(per_token, 0u);
+    EXPECT_EQ(b["kv_bytes_per_token"].get<uint64_t>(), 2 * per_token);
+    auto kv = [](const nlohmann::json& j) {
+        uint64_t s = 0;
+        for (const auto& l : j["lines"])
+            if (l["item"] == "kv_cache") s += l["bytes"].get<uint64_t>();
+        return s;
+    };
+    EXPECT_EQ(kv(a), 1024 * per_token);
+    EXPECT_EQ(kv(b), 2048 * 2 * per_token);
+}
+
+TEST(CliPlan, OverBudgetExitsThreeWithTheBillAndWhatWouldFit) {
+    const auto fit = plan_json("--vram-budget 64GiB");
+    const uint64_t peak = fit["peak_bytes"].get<uint64_t>();
+    const uint64_t per_token = fit["kv_bytes_per_token"].get<uint64_t>();
+    ASSERT_GT(per_token, 1u);
+
+    // One byte short: the bill, "does not fit", one token less fits.
+    const uint64_t budget = peak - 1;
+    auto r = run_dense_rt("--config configs/tiny.yaml plan --vram-budget " + std::to_string(budget));
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    for (const char* s : {"KV cache", "recurrent state x 2 banks", "weights", "safety reserve", "does not fit",
+                          "max context at this budget: 511 tokens", "to keep 512 tokens, 1 bytes"})
+        EXPECT_NE(r.out.find(s), std::string::npos) << s << " missing from\n" << r.out;
+    const auto j = plan_json("--vram-budget " + std::to_string(budget), 3);
+    EXPECT_FALSE(j["fits"].get<bool>());
+    EXPECT_EQ(j["max_context"].get<int64_t>(), 511);
+    EXPECT_EQ(j["bytes_to_cpu"].get<uint64_t>(), 1u);
+
+    // Half the weights short: no context fits, that many bytes would have to move to the CPU.
+    const uint64_t short_by = fit["weight_bytes"].get<uint64_t>() / 2;
+    r = run_dense_rt("--config configs/tiny.yaml plan --vram-budget " + std::to_string(peak - short_by));
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.out.find("max context at this budget: none"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("to keep 512 tokens, " + grouped(short_by) + " bytes"), std::string::npos) << r.out;
+
+    // Far too small: not even with every weight on the CPU.
+    r = run_dense_rt("--config configs/tiny.yaml plan --vram-budget 1MiB");
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.out.find("even with every weight on the CPU"), std::string::npos) << r.out;
+}
+
+TEST(CliPlan, BudgetFromTheConfigAndFromASimulatedDevice) {
+    const auto dir = dense::test::scratch_dir("plan-config");
+    const auto cfg = dir / "budget.yaml";
+    std::ofstream(cfg) << "model: " << (dense::test::source_dir() / "models/tiny/qwen35-tiny-seed-iq4.gguf").string()
+                       << "\ncontext: 512\nvram_budget: 1MiB\n";
+    auto r = run_dense_rt("--config " + dense::test::shell_quote(cfg.string()) + " plan");
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.out.find("vram_budget in " + cfg.string()), std::string::npos) << r.out;
+    // The flag wins over the config.
+    r = run_dense_rt("--config " + dense::test::shell_quote(cfg.string()) + " plan --vram-budget 64GiB");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+
+    // A simulated 8 GiB card: its free memory is the budget.
+    r = dense::test::run_command("cd " + dense::test::shell_quote(dense::test::source_dir().string()) +
+                                 " && DENSE_FAKE_DEVICES='cuda:8.9:8GiB:Test Card' " +
+                                 dense::test::shell_quote(dense::test::cli_path().string()) +
+                                 " --config configs/tiny.yaml plan");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("free memory of cuda:0 (Test Card"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("simulated"), std::string::npos) << r.out;
+    std::filesystem::remove_all(dir);
+}
+
+TEST(CliPlan, BadValuesAreClearErrors) {
+    auto r = run_dense_rt("--config configs/tiny.yaml plan --vram-budget 8XB");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("--vram-budget: '8XB' is not a size"), std::string::npos) << r.err;
+    r = run_dense_rt("--config configs/tiny.yaml plan --vram-budget 0");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("--vram-budget: '0' is not a size"), std::string::npos) << r.err;
+    r = run_dense_rt("--config configs/tiny.yaml plan --vram-budget 8GiB --context 0");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("--context must be at least 1"), std::string::npos) << r.err;
+    r = run_dense_rt("--config configs/tiny.yaml plan --vram-budget 8GiB --kv-type q8");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("--kv-type must be f16 or f32"), std::string::npos) << r.err;
+
+    const auto dir = dense::test::scratch_dir("plan-bad-config");
+    const auto cfg = dir / "bad.yaml";
+    std::ofstream(cfg) << "model: x.gguf\nvram_budget: lots\n";
+    r = run_dense_rt("--config " + dense::test::shell_quote(cfg.string()) + " plan");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("'vram_budget' must be 'auto' or a size"), std::string::npos) << r.err;
+    std::filesystem::remove_all(dir);
+}
+
+TEST(CliPlan, WithoutAGpuOrABudgetThereIsNothingToPlanAgainst) {
+    // No GPU for the driver (or no driver) and no simulated ones: only a budget says what to plan for.
+    auto r = dense::test::run_command(
+        "cd " + dense::test::shell_quote(dense::test::source_dir().string()) +
+        " && CUDA_VISIBLE_DEVICES= DENSE_FAKE_DEVICES= " + dense::test::shell_quote(dense::test::cli_path().string()) +
+        " --config configs/tiny.yaml plan");
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_NE(r.err.find("no VRAM budget for a CUDA device (none here)"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--vram-budget"), std::string::npos) << r.err;
+}
+
+TEST(CliPlan, GenerateIsHeldToTheBudgetOnlyOnAGpu) {
+    // A simulated GPU with a pack (CUDA builds) is where the run would go: over budget it is refused
+    // with the bill before anything is allocated. Without a pack for it (CPU-only builds) the run
+    // goes to the CPU, where a VRAM budget does not apply.
+    const auto r = dense::test::run_command("cd " + dense::test::shell_quote(dense::test::source_dir().string()) +
+                                            " && DENSE_FAKE_DEVICES='cuda:9.0:16GiB:Test Card' " +
+                                            dense::test::shell_quote(dense::test::cli_path().string()) +
+                                            " --config configs/tiny.yaml -p hi -n 1 --vram-budget 1MiB");
+    if (r.err.find("does not fit") != std::string::npos) {
+        EXPECT_EQ(r.exit_code, 1);
+        EXPECT_NE(r.err.find("nothing was allocated"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("KV cache"), std::string::npos) << r.err;
+    } else {
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_NE(r.err.find("the VRAM budget (--vram-budget) does not apply"), std::string::npos) << r.err;
+    }
+}
+
+}  // namespace
