@@ -192,6 +192,11 @@ grep -m1 -h '^\[ cuda     \]' "$logs"/test_cuda.log 2>/dev/null ||
 printf '%-18s %7s %7s %7s %9s  %s\n' binary passed failed skipped wall status
 for r in "${rows[@]}"; do echo "$r"; done
 for r in "${bench_rows[@]}"; do echo "$r"; done
+# (Silent.) The device tool brings back only a limited number of files from $OUT: the per-binary
+# logs and XML go into one tarball there; the bench reports stay as they are.
+if [ -n "${OUT:-}" ] && [ "$logs" = "$OUT" ]; then
+  ( cd "$logs" && tar czf test-logs.tgz ./*.log ./*.xml 2>/dev/null && rm -f ./*.log ./*.xml )
+fi
 if [ "$any_failed" -ne 0 ]; then
   echo "gpu-check: FAILURES (logs in ${logs#$root/})"
   exit 1

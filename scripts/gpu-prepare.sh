@@ -70,6 +70,11 @@ done
 rm -rf "$carry"
 mkdir -p "$carry/bin" "$carry/lib/dense-rt/packs" "$carry/tests"
 cp -p "$build/bin/dense-rt" "$carry/bin/"
+# The small tools tests call (compare-logits: the conformance CLI test; llama-logits: the oracle
+# runner, which skips there without the oracle libraries).
+for tool in compare-logits llama-logits; do
+  if [ -x "$build/bin/$tool" ]; then cp -p "$build/bin/$tool" "$carry/bin/"; fi
+done
 for t in "$build"/bin/test_*; do
   if [ -x "$t" ]; then cp -p "$t" "$carry/bin/"; fi
 done

@@ -98,6 +98,33 @@ TEST(CliPlan, OverBudgetExitsThreeWithTheBillAndWhatWouldFit) {
     EXPECT_NE(r.out.find("even with every weight on the CPU"), std::string::npos) << r.out;
 }
 
+TEST(CliPlan, OverBudgetShowsTheRowSplitAndAllowCpuSplitAcceptsIt) {
+    const auto fit = plan_json("--vram-budget 64GiB");
+    EXPECT_TRUE(fit["row_split"].is_null());
+    EXPECT_EQ(fit["cpu_read_bytes"].get<uint64_t>(), 0u);
+    const uint64_t budget = fit["peak_bytes"].get<uint64_t>() - fit["weight_bytes"].get<uint64_t>() / 2;
+    const std::string flag = "--vram-budget " + std::to_string(budget);
+
+    auto r = run_dense_rt("--config configs/tiny.yaml plan " + flag);
+    EXPECT_EQ(r.exit_code, 3) << r.err;  // by default over budget stays over budget
+    for (const char* s : {"row split it would use", "ffn_gate", "ffn_up", "fits the budget; the CPU reads"})
+        EXPECT_NE(r.out.find(s), std::string::npos) << s << " missing from\n" << r.out;
+
+    const auto j = plan_json(flag + " --allow-cpu-split", 0);
+    EXPECT_FALSE(j["fits"].get<bool>());  // the all-on-GPU bill still does not
+    ASSERT_TRUE(j["row_split"].is_object()) << j.dump();
+    EXPECT_TRUE(j["row_split"]["fits"].get<bool>());
+    EXPECT_LE(j["row_split"]["peak_bytes"].get<uint64_t>(), budget);
+    EXPECT_GE(j["row_split"]["cpu_read_bytes"].get<uint64_t>(), j["bytes_to_cpu"].get<uint64_t>());
+    uint64_t moved = 0;
+    for (const auto& k : j["row_split"]["kinds"]) moved += k["cpu_bytes"].get<uint64_t>();
+    EXPECT_EQ(moved, j["row_split"]["cpu_read_bytes"].get<uint64_t>());
+
+    // No split can help: still exit 3.
+    r = run_dense_rt("--config configs/tiny.yaml plan --vram-budget 1MiB --allow-cpu-split");
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+}
+
 TEST(CliPlan, BudgetFromTheConfigAndFromASimulatedDevice) {
     const auto dir = dense::test::scratch_dir("plan-config");
     const auto cfg = dir / "budget.yaml";

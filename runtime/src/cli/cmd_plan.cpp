@@ -1,7 +1,8 @@
 // `dense-rt plan`: the VRAM bill of a run before anything is allocated — on the main GPU, on a GPU
 // with no usable pack, or on a CUDA device that is not here (then --vram-budget is needed) — the
 // placement decision and, over budget, what would fit. The bill goes to stdout (text or --json);
-// exit 0 when it fits, 3 when over budget (plan_flags.hpp).
+// exit 0 when it fits, 3 when over budget (plan_flags.hpp); over budget it also shows the output-row
+// split onto the CPU that would fit, and --allow-cpu-split accepts that split (exit 0).
 #include "cli/commands.hpp"
 #include "cli/loaded_model.hpp"
 #include "core/error.hpp"
@@ -36,7 +37,8 @@ int cmd_plan(model::RunConfig config, const PlanFlags& flags, const packs::PackP
     const plan::PlanReport report = plan::plan_and_judge(model->bound, model->spec, &packs, request, budget, true,
                                                          config.model.filename().string());
     std::cout << (flags.json ? plan::to_json(report) : plan::to_text(report)) << std::flush;
-    return report.verdict && !report.verdict->fits ? kPlanOverBudgetExit : 0;
+    if (!report.verdict || report.verdict->fits) return 0;
+    return flags.allow_cpu_split && report.split && report.split->fits ? 0 : kPlanOverBudgetExit;
 }
 
 }  // namespace dense::cli

@@ -121,10 +121,13 @@ int main(int argc, char** argv) {
     auto* plan = app.add_subcommand("plan", "VRAM bill (per item and layer kind), budget, placement; exit 3 if over budget");
     plan->add_option("--context", pf.context, "Context length in tokens (config `context`)");
     plan->add_flag("--json", pf.json, "The plan as JSON on stdout");
+    plan->add_flag("--allow-cpu-split", pf.allow_cpu_split,
+                   "Over budget, exit 0 when the row split onto the CPU it shows fits");
     plan->footer(
         "The budget is --vram-budget (or vram_budget in the config), else the free memory of the GPU. Without a\n"
         "GPU here, give --vram-budget to plan for one. --kv-type f16|f32 sets the KV cache type. Exit codes: 0 fits,\n"
-        "3 over budget (the bill says what would fit), 1 error.");
+        "3 over budget (the bill says what would fit, incl. the row split onto the CPU; 0 with --allow-cpu-split\n"
+        "when that split fits), 1 error.");
 
     dense::packs::PackPolicy policy;
     bool json = false;

@@ -7,6 +7,7 @@
 #include "plan/graph_options.hpp"
 #include "plan/op_workspace.hpp"
 #include "plan/session_bill.hpp"
+#include "plan/weight_arena.hpp"
 
 #include <cstring>
 #include <set>
@@ -34,6 +35,16 @@ std::string status_text(dense_status s) {
 Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, const packs::PackManager& packs,
                  const SessionOptions& options) {
     const auto& device = packs.devices().at(options.device);
+    // A row split is checked before anything is allocated.
+    const plan::Placement* split = options.row_split && options.row_split->splits_any() ? &*options.row_split : nullptr;
+    std::map<const gguf::TensorInfo*, int64_t> device_rows;
+    if (split != nullptr) {
+        if (device.kind() != DENSE_DEVICE_CPU)
+            throw Error(ErrorKind::Config, "row split onto the CPU is not supported on GPU sessions yet (device " +
+                                               device.id() + "); run with every weight on the GPU or on the CPU");
+        plan::verify_exact_cover(model, spec, *split);
+        for (const auto* t : plan::weight_arena(model).tensors) device_rows[t] = split->gpu_rows(std::string(t->name));
+    }
     memory_ = device.kind() == DENSE_DEVICE_CPU ? make_host_memory() : make_pack_memory(packs, options.device);
     weights_ = std::make_unique<WeightStore>(model, *memory_);
 
@@ -41,6 +52,11 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     graph::GraphOptions go =
         plan::session_graph_options(packs, options.device, options.n_ctx, options.kv_type, options.gemv_activation);
     go.weight_pointer = [this](const gguf::TensorInfo* t) { return weights_->pointer(t); };
+    if (split != nullptr)
+        go.device_rows = [&device_rows](const gguf::TensorInfo* t) {
+            auto it = device_rows.find(t);
+            return it == device_rows.end() ? t->ne[1] : it->second;
+        };
     graph_[0] = graph::build_graph(model, spec, go);
 
     // Every buffer in one arena, at the slots the plan lays out; the step inputs are packed back to
@@ -83,7 +99,7 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
 
     // What was allocated must be the plan's bill of this session, label by label: budgets are
     // checked against plans made before a session exists, so a drift would make them all wrong.
-    bill_ = plan::bill_session(model, graph_[0], device.kind(), options.kv_type, workspace, memory_->label());
+    bill_ = plan::bill_session(model, graph_[0], device.kind(), options.kv_type, workspace, memory_->label(), split);
     const auto planned = bill_.bytes_by_label();
     const auto& allocated = memory_->allocated_by_label();
     if (planned != allocated) {

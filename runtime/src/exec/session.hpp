@@ -16,11 +16,13 @@
 #include "model/model_binding.hpp"
 #include "model/model_spec.hpp"
 #include "packs/pack_manager.hpp"
+#include "plan/row_split.hpp"
 #include "plan/vram_bill.hpp"
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -37,6 +39,11 @@ struct SessionOptions {
     // GEMV activation format to use wherever a pack pairs it with the weight (NONE: the device's
     // own choice). Tests set Q8_32 on cpu-ref to hold the GPU to the same activation rounding.
     dense_type_id gemv_activation = DENSE_TYPE_NONE;
+    // Output-row split of GEMV weights (plan/row_split.hpp): rows past a weight's GPU prefix run as a
+    // second GEMV node on the CPU, from the mapping. Empty, or one that moves no row: no split. It
+    // must be an exact cover (verified when the session is made). Only CPU sessions run a split so
+    // far (both halves on cpu-ref: bit-identical to no split); a GPU session refuses one.
+    std::optional<plan::Placement> row_split;
 };
 
 // Called after every trunk layer when set: (layer, position, hidden state after the layer). On a

@@ -29,6 +29,13 @@ struct GraphOptions {
     // (dense_abi.h, "fused quantization"). Where they do, the op that produces a GEMV input writes
     // the quantized input too, instead of a separate QUANTIZE_ACT node. Empty: never.
     std::function<bool(dense_op_kind op, dense_type_id act)> fuses_quantize;
+    // Output-row split of GEMV weights onto the CPU (plan/row_split.hpp): how many leading output
+    // rows of a weight the device reads from `weight_pointer`; rows [that, rows) become a second
+    // GEMV node keyed to the CPU that reads them from the file mapping and writes the rest of the
+    // output. Empty, or a value >= the weight's rows: no split. Asked for GEMV weights only (the
+    // planner's exact-cover verifier refuses a placement that splits any other weight). Device
+    // kinds other than the CPU refuse a split for now (no cross-device executor yet).
+    std::function<int64_t(const gguf::TensorInfo*)> device_rows;
 };
 
 // The node list with symbolic buffers; nothing allocated yet. Throws dense::Error(Model) when a recipe

@@ -346,7 +346,7 @@ void Lowering::gemv(const model::RecipeStep& s, const model::BoundLayer* layer, 
     const dense_type_id act = activation(w.view.type);
     const ViewRef xq = quantized_input(x, in, act, phase);
     const BufferId y = define(s.outputs.at(0), out);
-    emit(tensor_name(t) + " gemv", DENSE_OP_GEMV_Q, w.view.type, act, {w, xq}, {f32(y, out)}, {}, phase);
+    emit_gemv(tensor_name(t) + " gemv", t, w, xq, y, act, false, phase);
 }
 
 void Lowering::gemv_add(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {
@@ -363,8 +363,43 @@ void Lowering::gemv_add(const model::RecipeStep& s, const model::BoundLayer* lay
     const dense_type_id act = activation(w.view.type);
     const ViewRef xq = quantized_input(x, in, act, phase);
     const BufferId h = use(r, step_where(s, prefix(layer)));
-    emit(tensor_name(t) + " gemv+residual", DENSE_OP_GEMV_Q, w.view.type, act, {w, xq}, {f32(h, out)},
-         params_bytes(dense_gemv_params{{}, 1, 0}), phase);
+    emit_gemv(tensor_name(t) + " gemv+residual", t, w, xq, h, act, true, phase);
+}
+
+void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, const ViewRef& w, const ViewRef& xq,
+                         BufferId y, dense_type_id act, bool accumulate, Phase phase) {
+    const int64_t rows = w.view.ne[1];
+    const auto params = [&] { return accumulate ? params_bytes(dense_gemv_params{{}, 1, 0}) : std::vector<std::byte>{}; };
+    const int64_t keep = options_.device_rows && t != nullptr ? options_.device_rows(t) : rows;
+    if (keep >= rows) {
+        emit(label, DENSE_OP_GEMV_Q, w.view.type, act, {w, xq}, {f32(y, rows)}, params(), phase);
+        return;
+    }
+    if (keep < 0 || w.view.ne[2] != 1 || w.view.ne[3] != 1)
+        throw Error(ErrorKind::Internal, "graph: row split of '" + tensor_name(t) + "' at row " + std::to_string(keep) +
+                                             " of " + std::to_string(rows) + " is not a split of a 2-D GEMV weight");
+    if (options_.device_kind != DENSE_DEVICE_CPU)
+        throw Error(ErrorKind::Config, "row split onto the CPU is not supported on GPU sessions yet ('" +
+                                           tensor_name(t) + "' keeps " + std::to_string(keep) + " of " +
+                                           std::to_string(rows) + " rows on the device)");
+    // Rows [first, end) of the weight: ne[1] = the range's rows, data advanced by whole rows.
+    auto row_view = [&](const void* base, int64_t first, int64_t end) {
+        ViewRef r = w;
+        r.external_ptr = static_cast<const std::byte*>(base) + static_cast<uint64_t>(w.view.nb[1]) * first;
+        r.view.ne[1] = end - first;
+        contiguous_strides(r.view);
+        return r;
+    };
+    const std::string range = "rows [" + std::to_string(keep) + ", " + std::to_string(rows) + ")";
+    if (keep > 0)
+        emit(label + " rows [0, " + std::to_string(keep) + ")", DENSE_OP_GEMV_Q, w.view.type, act,
+             {row_view(w.external_ptr, 0, keep), xq}, {f32(y, keep)}, params(), phase);
+    // The CPU's rows come from the file mapping, wherever the device's copy lives.
+    ViewRef cpu_w = row_view(t->data.data(), keep, rows);
+    cpu_w.view.device_kind = DENSE_DEVICE_CPU;
+    emit(label + " " + range + " on the cpu", DENSE_OP_GEMV_Q, w.view.type, act, {cpu_w, xq},
+         {f32(y, rows - keep, 1, keep)}, params(), phase);
+    graph_.nodes.back().key.device = DENSE_DEVICE_CPU;
 }
 
 void Lowering::conv1d_causal_silu(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {

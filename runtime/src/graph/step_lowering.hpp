@@ -59,6 +59,11 @@ private:
     std::pair<BufferId, BufferId> state_banks(const std::string& state, int64_t layer, uint64_t bytes);
     ViewRef quantized_input(const std::string& name, int64_t n, dense_type_id act, Phase phase);
 
+    // A GEMV of `t` (view `w`) on `xq` into `y` from element 0 (accumulating when `accumulate`), as
+    // one node, or as a device node over the rows options_.device_rows keeps plus a CPU node over
+    // the rest (row views of the same weight writing the two halves of the output).
+    void emit_gemv(const std::string& label, const gguf::TensorInfo* t, const ViewRef& w, const ViewRef& xq,
+                   BufferId y, dense_type_id act, bool accumulate, Phase phase);
     void emit(std::string label, dense_op_kind op, dense_type_id weight_type, dense_type_id act_type,
               std::vector<ViewRef> src, std::vector<ViewRef> dst, std::vector<std::byte> params, Phase phase);
     void wrote(BufferId b);

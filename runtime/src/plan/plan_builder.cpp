@@ -60,7 +60,12 @@ VramBill make_plan(const model::BoundModel& model, const model::ModelSpec& spec,
     std::optional<uint64_t> workspace;
     if (target.device) workspace = planned_op_workspace(graph, buffer_arena(graph, model), *packs, *target.device);
 
-    VramBill bill = bill_session(model, graph, target.kind, request.kv_type, workspace, target.label);
+    const Placement* split = nullptr;
+    if (request.row_split) {
+        verify_exact_cover(model, spec, *request.row_split);
+        split = &*request.row_split;
+    }
+    VramBill bill = bill_session(model, graph, target.kind, request.kv_type, workspace, target.label, split);
     if (!target.device && target.kind != DENSE_DEVICE_CPU)
         bill.notes.push_back("no kernel pack can be asked about " + target.label +
                              ": activation formats assumed as dense-rt's CUDA packs pair them (Q8_32; F32 for float "

@@ -11,6 +11,7 @@
 #include "model/model_binding.hpp"
 #include "model/model_spec.hpp"
 #include "packs/pack_manager.hpp"
+#include "plan/row_split.hpp"
 #include "plan/vram_bill.hpp"
 
 #include <optional>
@@ -33,6 +34,9 @@ struct PlanRequest {
     dense_type_id kv_type = DENSE_TYPE_F16;
     dense_type_id gemv_activation = DENSE_TYPE_NONE;  // as exec::SessionOptions::gemv_activation
     PlanTarget target;
+    // A row split (verified by make_plan): the GPU weight arena bills only the prefix rows. The
+    // graph is planned unsplit (its buffers are the same either way).
+    std::optional<Placement> row_split;
 };
 
 // `packs` may be null when target.device is empty. Throws dense::Error: Config for a bad context or

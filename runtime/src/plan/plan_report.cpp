@@ -77,12 +77,30 @@ std::string to_text(const PlanReport& r) {
         if (!v.fits) {
             if (v.split_can_fit)
                 out += "to keep " + std::to_string(b.n_ctx) + " tokens, " + grouped(v.bytes_to_cpu) + " bytes (" +
-                       format_bytes(v.bytes_to_cpu) +
-                       ") of weights would have to move to the CPU (the CPU row split is not implemented yet)\n";
+                       format_bytes(v.bytes_to_cpu) + ") of weights would have to move to the CPU\n";
             else
                 out += "even with every weight on the CPU, the KV cache, state and buffers (" +
                        format_bytes(b.peak() - b.weight_bytes) + ") exceed the budget\n";
         }
+    }
+    if (b.cpu_read_bytes > 0)
+        out += "CPU reads per token (row-split suffix rows, from the file mapping): " + grouped(b.cpu_read_bytes) +
+               " bytes (" + format_bytes(b.cpu_read_bytes) + ")\n";
+    if (r.split) {
+        const auto& s = *r.split;
+        out += "row split it would use (GPU keeps each matrix's first rows, the CPU reads the rest from the file; "
+               "split points on 8-row tiles):\n";
+        for (const auto& k : s.kinds) {
+            char line[256];
+            std::snprintf(line, sizeof line, "  %-16s %4lld of %4lld tensors split %16s bytes %11.2f MiB to the CPU\n",
+                          k.role.c_str(), static_cast<long long>(k.tensors_split), static_cast<long long>(k.tensors),
+                          grouped(k.cpu_bytes).c_str(), mib(k.cpu_bytes));
+            out += line;
+        }
+        out += "  with it: peak " + grouped(s.peak) + " bytes (" + format_bytes(s.peak) + "), " +
+               (s.fits ? "fits" : "still over") + " the budget; the CPU reads " + grouped(s.cpu_read_bytes) +
+               " bytes per token (" +
+               (s.fits ? "--allow-cpu-split accepts it; GPU sessions do not run a split yet" : "no split fits") + ")\n";
     }
     for (const auto& n : b.notes) out += "note: " + n + "\n";
     return out;
@@ -126,6 +144,21 @@ std::string to_json(const PlanReport& r) {
     }
     j["bytes_to_cpu"] = r.verdict ? r.verdict->bytes_to_cpu : 0;
     j["split_can_fit"] = r.verdict ? r.verdict->split_can_fit : true;
+    j["cpu_read_bytes"] = b.cpu_read_bytes;
+    if (r.split) {
+        nlohmann::ordered_json kinds = nlohmann::ordered_json::array();
+        for (const auto& k : r.split->kinds)
+            kinds.push_back({{"role", k.role},
+                             {"tensors_split", k.tensors_split},
+                             {"tensors", k.tensors},
+                             {"cpu_bytes", k.cpu_bytes}});
+        j["row_split"] = {{"kinds", kinds},
+                          {"cpu_read_bytes", r.split->cpu_read_bytes},
+                          {"peak_bytes", r.split->peak},
+                          {"fits", r.split->fits}};
+    } else {
+        j["row_split"] = nullptr;
+    }
     j["notes"] = b.notes;
     return j.dump(2) + "\n";
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "plan/budget.hpp"
+#include "plan/row_split.hpp"
 #include "plan/vram_bill.hpp"
 
 #include <optional>
@@ -15,6 +16,15 @@ struct PlanReport {
     VramBill bill;
     std::optional<Budget> budget;    // empty: nothing to budget (the CPU)
     std::optional<Verdict> verdict;  // with the budget
+    // Over budget, when moving weights can help: the row split that would keep the requested
+    // context (plan/row_split.hpp) and the bill's peak with it.
+    struct Split {
+        std::vector<SplitKind> kinds;
+        uint64_t cpu_read_bytes = 0;  // weight bytes the CPU would read per token
+        uint64_t peak = 0;            // the bill's peak with the split
+        bool fits = false;            // peak <= budget
+    };
+    std::optional<Split> split;
 };
 
 // The printed bill (several lines, ends with a newline).
@@ -22,7 +32,7 @@ std::string to_text(const PlanReport& report);
 
 // One JSON object: {"model", "device", "context", "kv_type", "lines": [...], "allocations": [...],
 // "allocated_bytes", "reserve_bytes", "peak_bytes", "kv_bytes_per_token", "budget": {...} | null,
-// "fits", "decision", "max_context", "bytes_to_cpu", "notes"}.
+// "fits", "decision", "max_context", "bytes_to_cpu", "row_split": {...} | null, "notes"}.
 std::string to_json(const PlanReport& report);
 
 }  // namespace dense::plan

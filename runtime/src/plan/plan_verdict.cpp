@@ -29,6 +29,20 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
         };
         report.verdict = judge(report.bill, *budget, peak_at, context_search_limit(model, request.n_ctx));
     }
+    if (!report.verdict->fits && report.verdict->split_can_fit && request.target.kind != DENSE_DEVICE_CPU) {
+        // The split moves row bytes; the arena saves slot bytes (256-byte rounding per tensor), so
+        // ask again for what is still over until it fits or nothing more can move.
+        uint64_t ask = report.verdict->bytes_to_cpu;
+        for (int attempt = 0; attempt < 8; ++attempt) {
+            const RowSplit rs = choose_row_split(model, spec, ask);
+            PlanRequest r = request;
+            r.row_split = rs.placement;
+            const VramBill b = make_plan(model, spec, packs, r);
+            report.split = PlanReport::Split{rs.kinds, b.cpu_read_bytes, b.peak(), b.peak() <= budget->bytes};
+            if (report.split->fits || !rs.enough) break;
+            ask += b.peak() - budget->bytes;
+        }
+    }
     return report;
 }
 

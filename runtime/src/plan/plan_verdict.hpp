@@ -1,6 +1,7 @@
 // A plan made and judged in one go: the bill at the requested context, the verdict against the
 // budget and (when asked, or always when over budget) the longest context that fits, found by
-// re-planning the same session at other contexts.
+// re-planning the same session at other contexts; over budget on a GPU, also the output-row split
+// onto the CPU that would keep the requested context (re-planned with it).
 #pragma once
 
 #include "plan/plan_builder.hpp"

@@ -25,8 +25,8 @@ struct KindSum {
     std::set<int64_t> layers;
 };
 
-void weight_lines(const model::BoundModel& model, VramBill& bill) {
-    const WeightArena arena = weight_arena(model);
+void weight_lines(const model::BoundModel& model, const Placement* placement, VramBill& bill) {
+    const WeightArena arena = weight_arena(model, placement);
     bill.weight_bytes = arena.bytes;
     bill.allocations.push_back(Allocation{kWeightsLabel, allocation_size(arena.bytes)});
     for (const auto& g : arena.groups) {
@@ -39,6 +39,7 @@ void weight_lines(const model::BoundModel& model, VramBill& bill) {
         } else {
             detail = std::to_string(g.layers) + " layers";
         }
+        if (placement != nullptr && placement->splits_any()) detail += "; GPU prefix rows only (row split)";
         bill.lines.push_back(BillLine{Item::Weights, g.layer_kind, g.bytes, g.tensors, "tensors", detail});
     }
     if (arena.skipped_bytes > 0)
@@ -106,13 +107,16 @@ uint64_t safety_reserve(dense_device_kind kind) noexcept {
 }
 
 VramBill bill_session(const model::BoundModel& model, const graph::Graph& graph, dense_device_kind kind,
-                      dense_type_id kv_type, std::optional<uint64_t> op_workspace, const std::string& device_label) {
+                      dense_type_id kv_type, std::optional<uint64_t> op_workspace, const std::string& device_label,
+                      const Placement* placement) {
     VramBill bill;
     bill.device = device_label;
     bill.device_kind = kind;
     bill.n_ctx = graph.n_ctx;
     bill.kv_type = kv_type;
-    if (kind != DENSE_DEVICE_CPU) weight_lines(model, bill);
+    if (kind != DENSE_DEVICE_CPU) weight_lines(model, placement, bill);
+    if (placement != nullptr)
+        for (const auto& k : summarize(model, *placement)) bill.cpu_read_bytes += k.cpu_bytes;
     buffer_lines(graph, model, bill);
     const uint64_t requested = op_workspace.value_or(0);
     const uint64_t ws = requested > 0 ? allocation_size(requested) : 0;

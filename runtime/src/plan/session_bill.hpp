@@ -7,6 +7,7 @@
 
 #include "graph/graph.hpp"
 #include "model/model_binding.hpp"
+#include "plan/row_split.hpp"
 #include "plan/vram_bill.hpp"
 
 #include <dense/abi/dense_abi.h>
@@ -31,7 +32,10 @@ uint64_t safety_reserve(dense_device_kind kind) noexcept;
 
 // `kv_type`: the KV cache type the graph was built with. `op_workspace`: the requested workspace
 // bytes (op_workspace_bytes / planned_op_workspace; 0 = none), nullopt when no pack can be asked.
+// `placement` (verified; null: every weight whole on the device): a GPU's weight arena holds only
+// the prefix rows, and cpu_read_bytes counts the suffix rows the CPU reads per token.
 VramBill bill_session(const model::BoundModel& model, const graph::Graph& graph, dense_device_kind kind,
-                      dense_type_id kv_type, std::optional<uint64_t> op_workspace, const std::string& device_label);
+                      dense_type_id kv_type, std::optional<uint64_t> op_workspace, const std::string& device_label,
+                      const Placement* placement = nullptr);
 
 }  // namespace dense::plan

@@ -58,6 +58,9 @@ struct VramBill {
     uint64_t reserve = 0;
     uint64_t weight_bytes = 0;        // the weight arena (0 on the CPU)
     uint64_t kv_bytes_per_token = 0;  // K + V of all full-attention layers, per context position
+    // Weight bytes the CPU reads per token from the file mapping: the suffix rows of a row split
+    // (plan/row_split.hpp). Not device memory, so in no line and not in the peak.
+    uint64_t cpu_read_bytes = 0;
     std::vector<std::string> notes;   // assumptions the bill rests on (a device that is not here, ...)
 
     uint64_t allocated() const noexcept;

@@ -1,11 +1,13 @@
 #include "plan/weight_arena.hpp"
 
+#include "plan/row_split.hpp"
+
 #include <algorithm>
 #include <set>
 
 namespace dense::plan {
 
-WeightArena weight_arena(const model::BoundModel& model) {
+WeightArena weight_arena(const model::BoundModel& model, const Placement* placement) {
     WeightArena arena;
     std::set<const gguf::TensorInfo*> seen;
     auto group = [&](const std::string& kind) -> WeightGroup& {
@@ -17,7 +19,9 @@ WeightArena weight_arena(const model::BoundModel& model) {
     auto add = [&](const gguf::TensorInfo* t, WeightGroup& g) {
         if (t == nullptr || !seen.insert(t).second) return;  // absent optional, or shared (tied head)
         arena.tensors.push_back(t);
-        g.bytes += weight_slot_bytes(t->n_bytes);
+        const uint64_t gpu_bytes =
+            placement ? static_cast<uint64_t>(placement->gpu_rows(std::string(t->name))) * row_bytes(*t) : t->n_bytes;
+        g.bytes += weight_slot_bytes(gpu_bytes);
         ++g.tensors;
     };
     WeightGroup& globals = group("global");

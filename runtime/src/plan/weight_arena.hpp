@@ -25,6 +25,8 @@ struct WeightGroup {
     int64_t layers = 0;  // trunk layers of this kind (0 for "global")
 };
 
+struct Placement;  // plan/row_split.hpp
+
 struct WeightArena {
     std::vector<const gguf::TensorInfo*> tensors;  // in upload (file) order
     std::vector<WeightGroup> groups;               // "global" first, then layer kinds in trunk order
@@ -32,6 +34,8 @@ struct WeightArena {
     uint64_t skipped_bytes = 0;                    // tensors of skipped blocks (never uploaded)
 };
 
-WeightArena weight_arena(const model::BoundModel& model);
+// With a row split (`placement`, verified), each tensor's slot holds only its GPU prefix rows (an
+// empty slot for a tensor wholly on the CPU); `tensors` still lists every used weight.
+WeightArena weight_arena(const model::BoundModel& model, const Placement* placement = nullptr);
 
 }  // namespace dense::plan

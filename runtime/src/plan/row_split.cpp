@@ -1,0 +1,241 @@
+#include "plan/row_split.hpp"
+
+#include "core/error.hpp"
+#include "core/type_table.hpp"
+#include "plan/weight_arena.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace dense::plan {
+
+namespace {
+
+std::string range_text(int64_t first, int64_t end) {
+    return "rows [" + std::to_string(first) + ", " + std::to_string(end) + ")";
+}
+
+// name -> tensor for every used weight (what the weight arena holds).
+std::map<std::string, const gguf::TensorInfo*> used_tensors(const model::BoundModel& model) {
+    std::map<std::string, const gguf::TensorInfo*> out;
+    for (const auto* t : weight_arena(model).tensors) out[std::string(t->name)] = t;
+    return out;
+}
+
+// name -> role, globals first (a tied head is token_embd: its role stays "token_embd").
+std::map<std::string, std::string> roles_of(const model::BoundModel& model) {
+    std::map<std::string, std::string> out;
+    for (const auto& [role, t] : model.globals)
+        if (t != nullptr) out.emplace(std::string(t->name), role);
+    for (const auto& layer : model.layers)
+        for (const auto& [role, t] : layer.tensors)
+            if (t != nullptr) out.emplace(std::string(t->name), role);
+    return out;
+}
+
+int tier_of(const std::string& role) {
+    if (role == "ffn_gate" || role == "ffn_up") return 0;
+    if (role == "ffn_down") return 1;
+    return 2;
+}
+
+[[noreturn]] void fail(const std::string& what) {
+    throw Error(ErrorKind::Internal, "row placement refused: " + what);
+}
+
+int64_t rows_of(const gguf::TensorInfo& t) {
+    return t.ne[1] * t.ne[2] * t.ne[3];
+}
+
+}  // namespace
+
+int64_t Placement::gpu_rows(const std::string& tensor) const {
+    for (const auto& r : ranges)
+        if (r.tensor == tensor && r.side == Side::Gpu && r.first == 0) return r.end;
+    return 0;
+}
+
+bool Placement::splits_any() const {
+    return std::any_of(ranges.begin(), ranges.end(), [](const RowRange& r) { return r.side == Side::Cpu; });
+}
+
+Placement whole_on_gpu(const model::BoundModel& model) {
+    Placement p;
+    for (const auto* t : weight_arena(model).tensors)
+        p.ranges.push_back(RowRange{std::string(t->name), 0, rows_of(*t), Side::Gpu});
+    return p;
+}
+
+uint64_t row_bytes(const gguf::TensorInfo& t) {
+    const int64_t rows = rows_of(t);
+    return rows > 0 ? t.n_bytes / static_cast<uint64_t>(rows) : 0;
+}
+
+std::vector<std::string> splittable_tensors(const model::BoundModel& model, const model::ModelSpec& spec) {
+    std::set<std::string> gemv_read, other_read;
+    auto find = [](const std::map<std::string, const gguf::TensorInfo*>& map,
+                   const std::string& role) -> const gguf::TensorInfo* {
+        auto it = map.find(role);
+        return it == map.end() ? nullptr : it->second;
+    };
+    auto visit = [&](const std::vector<model::RecipeStep>& steps,
+                     const std::map<std::string, const gguf::TensorInfo*>& tensors) {
+        for (const auto& s : steps) {
+            const bool gemv = s.op == "gemv" || s.op == "gemv_add";
+            for (size_t i = 0; i < s.weights.size(); ++i) {
+                const gguf::TensorInfo* t = find(tensors, s.weights[i]);
+                if (t == nullptr && !s.fallback_weight.empty()) t = find(tensors, s.fallback_weight);
+                if (t == nullptr) continue;
+                ((gemv && i == 0) ? gemv_read : other_read).insert(std::string(t->name));
+            }
+        }
+    };
+    if (auto it = spec.recipes.find("head"); it != spec.recipes.end()) visit(it->second, model.globals);
+    for (const auto& layer : model.layers) {
+        if (auto it = spec.recipes.find(layer.kind); it != spec.recipes.end()) visit(it->second, layer.tensors);
+        if (auto it = spec.recipes.find("ffn"); it != spec.recipes.end()) visit(it->second, layer.tensors);
+    }
+    const auto used = used_tensors(model);
+    std::vector<std::string> out;
+    for (const auto& name : gemv_read) {
+        auto it = used.find(name);
+        if (other_read.count(name) || it == used.end()) continue;  // read by row somewhere (token_embd), or not uploaded
+        const gguf::TensorInfo& t = *it->second;
+        if (t.ne[2] == 1 && t.ne[3] == 1 && t.ne[1] > 1) out.push_back(name);
+    }
+    return out;
+}
+
+RowSplit choose_row_split(const model::BoundModel& model, const model::ModelSpec& spec, uint64_t bytes_to_move) {
+    const auto used = used_tensors(model);
+    const auto roles = roles_of(model);
+    std::map<std::string, int64_t> gpu;  // name -> gpu rows
+    for (const auto& [name, t] : used) gpu[name] = rows_of(*t);
+
+    std::vector<const gguf::TensorInfo*> tiers[3];
+    for (const auto& name : splittable_tensors(model, spec)) tiers[tier_of(roles.at(name))].push_back(used.at(name));
+
+    uint64_t remaining = bytes_to_move;
+    for (const auto& tier : tiers) {
+        if (remaining == 0 || tier.empty()) continue;
+        // Step j of D moves the same fraction j/D of every tensor's whole row tiles; D is the most
+        // tiles any tensor has, so one step moves at most one tile of each.
+        int64_t d = 1;
+        for (const auto* t : tier) d = std::max(d, rows_of(*t) / kSplitRowTile);
+        auto gpu_rows_at = [&](const gguf::TensorInfo& t, int64_t j) -> int64_t {
+            if (j == 0) return rows_of(t);
+            return kSplitRowTile * ((rows_of(t) / kSplitRowTile) * (d - j) / d);
+        };
+        auto moved_at = [&](int64_t j) {
+            uint64_t bytes = 0;
+            for (const auto* t : tier)
+                bytes += static_cast<uint64_t>(rows_of(*t) - gpu_rows_at(*t, j)) * row_bytes(*t);
+            return bytes;
+        };
+        int64_t j = d;
+        if (moved_at(d) >= remaining) {  // the smallest step that moves enough (moved_at grows with j)
+            int64_t lo = 0, hi = d;      // moved_at(lo) < remaining <= moved_at(hi)
+            while (hi - lo > 1) {
+                const int64_t mid = lo + (hi - lo) / 2;
+                (moved_at(mid) >= remaining ? hi : lo) = mid;
+            }
+            j = hi;
+        }
+        const uint64_t moved = moved_at(j);
+        for (const auto* t : tier) gpu[std::string(t->name)] = gpu_rows_at(*t, j);
+        remaining = moved >= remaining ? 0 : remaining - moved;
+    }
+
+    RowSplit split;
+    for (const auto* t : weight_arena(model).tensors) {  // file order
+        const std::string name(t->name);
+        const int64_t rows = rows_of(*t), g = gpu.at(name);
+        if (g > 0) split.placement.ranges.push_back(RowRange{name, 0, g, Side::Gpu});
+        if (g < rows) {
+            split.placement.ranges.push_back(RowRange{name, g, rows, Side::Cpu});
+            split.cpu_bytes += static_cast<uint64_t>(rows - g) * row_bytes(*t);
+        }
+    }
+    split.enough = remaining == 0;
+    split.kinds = summarize(model, split.placement);
+    return split;
+}
+
+std::vector<SplitKind> summarize(const model::BoundModel& model, const Placement& placement) {
+    const auto used = used_tensors(model);
+    const auto roles = roles_of(model);
+    std::map<std::string, SplitKind> by_role;
+    std::map<std::string, uint64_t> cpu_of;
+    for (const auto& r : placement.ranges) {
+        auto it = used.find(r.tensor);
+        if (r.side != Side::Cpu || it == used.end() || r.end <= r.first) continue;
+        cpu_of[r.tensor] += static_cast<uint64_t>(r.end - r.first) * row_bytes(*it->second);
+    }
+    for (const auto& [name, t] : used) {
+        SplitKind& k = by_role[roles.at(name)];
+        k.role = roles.at(name);
+        ++k.tensors;
+        if (auto it = cpu_of.find(name); it != cpu_of.end()) {
+            ++k.tensors_split;
+            k.cpu_bytes += it->second;
+        }
+    }
+    std::vector<SplitKind> out;
+    for (auto& [role, k] : by_role)
+        if (k.tensors_split > 0) out.push_back(k);
+    std::stable_sort(out.begin(), out.end(),
+                     [](const SplitKind& a, const SplitKind& b) { return tier_of(a.role) < tier_of(b.role); });
+    return out;
+}
+
+void verify_exact_cover(const model::BoundModel& model, const model::ModelSpec& spec, const Placement& placement) {
+    const auto used = used_tensors(model);
+    const auto splittable_list = splittable_tensors(model, spec);
+    const std::set<std::string> splittable(splittable_list.begin(), splittable_list.end());
+
+    std::map<std::string, std::vector<RowRange>> by_tensor;
+    for (const auto& r : placement.ranges) {
+        auto it = used.find(r.tensor);
+        if (it == used.end())
+            fail("it places " + range_text(r.first, r.end) + " of tensor '" + r.tensor +
+                 "', which the model does not use");
+        const int64_t rows = rows_of(*it->second);
+        if (r.first < 0 || r.end > rows || r.first >= r.end)
+            fail(range_text(r.first, r.end) + " of '" + r.tensor + "' are " +
+                 (r.first >= r.end ? "an empty or reversed range" : "outside its " + std::to_string(rows) + " rows"));
+        by_tensor[r.tensor].push_back(r);
+    }
+    for (const auto& [name, t] : used) {
+        const int64_t rows = rows_of(*t);
+        auto it = by_tensor.find(name);
+        if (it == by_tensor.end()) fail("no row of '" + name + "' (" + std::to_string(rows) + " rows) is placed");
+        auto& rs = it->second;
+        std::sort(rs.begin(), rs.end(), [](const RowRange& a, const RowRange& b) { return a.first < b.first; });
+        int64_t covered = 0;  // rows [0, covered) placed once so far
+        for (const auto& r : rs) {
+            if (r.first > covered) fail(range_text(covered, r.first) + " of '" + name + "' are placed nowhere");
+            if (r.first < covered)
+                fail(range_text(r.first, std::min(covered, r.end)) + " of '" + name + "' are placed twice");
+            covered = r.end;
+        }
+        if (covered < rows) fail(range_text(covered, rows) + " of '" + name + "' are placed nowhere");
+
+        // The executor's shape: GPU prefix, CPU suffix, split on a row tile, only GEMV weights split.
+        int64_t split = rows;  // first CPU row
+        for (const auto& r : rs) {
+            if (r.side == Side::Cpu) split = std::min(split, r.first);
+            else if (split < rows)
+                fail(range_text(r.first, r.end) + " of '" + name +
+                     "' are on the GPU after CPU rows: the GPU must hold a prefix, the CPU the suffix");
+        }
+        if (split == rows) continue;
+        if (!splittable.count(name))
+            fail("'" + name + "' is not a GEMV weight (it is read by row on the device) and must not be split, but " +
+                 range_text(split, rows) + " are on the CPU");
+        if (split % kSplitRowTile != 0)
+            fail("'" + name + "' is split at row " + std::to_string(split) + ", not a multiple of the GPU GEMV's " +
+                 std::to_string(kSplitRowTile) + "-row tile (" + range_text(split, rows) + " on the CPU)");
+    }
+}
+
+}  // namespace dense::plan

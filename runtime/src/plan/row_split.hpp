@@ -1,0 +1,95 @@
+// Placement of the weights' OUTPUT ROWS when they do not all fit on the GPU: every GEMV weight keeps
+// a prefix of its rows [0, gpu_rows) in the GPU arena and leaves the suffix [gpu_rows, rows) to the
+// CPU, which reads it straight from the file mapping. Only activations then cross PCIe per token.
+//
+// Which rows move (choose_row_split), in tiers, until enough bytes are off the GPU:
+//   1. ffn_gate and ffn_up   (the largest matrices; their CPU rows feed SwiGLU element-wise)
+//   2. ffn_down
+//   3. every other GEMV weight (attention / delta-net projections, the LM head)
+// Within a tier every tensor gives up the SAME FRACTION of its rows (evenly over the layers, not
+// from the last layer backwards): the CPU suffix of a split GEMV runs overlapped with the GPU
+// prefix, so a step costs max(GPU part, CPU part) per GEMV. An even fraction keeps that balance the
+// same in every layer; emptying the last layers first would make their GEMVs wholly CPU-bound (no
+// overlap at all) for the same bytes moved.
+//
+// Split points are multiples of kSplitRowTile rows: the CUDA GEMV gives each warp 8 consecutive
+// output rows (kRowsPerWarp, plugins/cuda-common/src/kernels/gemv_common.cuh), so no warp straddles
+// the boundary. A row is always whole quant blocks (GGUF rows are), so row boundaries are
+// quant-block aligned. Tensors that are not GEMV weights (norms, conv taps, token_embd — read by row,
+// so also a head tied to token_embd) are never split.
+#pragma once
+
+#include "model/model_binding.hpp"
+#include "model/model_spec.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace dense::plan {
+
+// The CUDA GEMV's row tile (kRowsPerWarp): split points are multiples of it.
+inline constexpr int64_t kSplitRowTile = 8;
+
+enum class Side { Gpu, Cpu };
+
+// Rows [first, end) of one tensor (by its GGUF name), on one side.
+struct RowRange {
+    std::string tensor;
+    int64_t first = 0;
+    int64_t end = 0;
+    Side side = Side::Gpu;
+};
+
+// A complete placement lists ranges covering every row of every used weight exactly once
+// (verify_exact_cover proves it). The executor's shape: per tensor a GPU prefix and/or a CPU suffix.
+struct Placement {
+    std::vector<RowRange> ranges;
+
+    // Rows of `tensor` on the GPU: the end of its GPU prefix (0 when it has none). For a verified
+    // placement the rest [gpu_rows, rows) is on the CPU.
+    int64_t gpu_rows(const std::string& tensor) const;
+    // Whether any row of any tensor is on the CPU.
+    bool splits_any() const;
+};
+
+// Every used weight (weight_arena's tensors) wholly on the GPU: the placement of a run that fits.
+Placement whole_on_gpu(const model::BoundModel& model);
+
+// Bytes of one output row of a 2-D tensor.
+uint64_t row_bytes(const gguf::TensorInfo& t);
+
+// The tensors (by name) that only GEMV steps of the spec's recipes read: the ones that may split.
+std::vector<std::string> splittable_tensors(const model::BoundModel& model, const model::ModelSpec& spec);
+
+// What a split moves, per tensor role ("ffn_gate", "attn_qkv", "output", ...).
+struct SplitKind {
+    std::string role;
+    int64_t tensors_split = 0;  // tensors with at least one row on the CPU
+    int64_t tensors = 0;        // tensors of this role
+    uint64_t cpu_bytes = 0;     // bytes of their CPU rows
+};
+
+struct RowSplit {
+    Placement placement;
+    uint64_t cpu_bytes = 0;  // bytes of all CPU rows: what the CPU reads per token
+    bool enough = false;     // cpu_bytes >= the bytes asked for (false: even every splittable row is short)
+    std::vector<SplitKind> kinds;  // in tier order, then by role
+};
+
+// Moves rows to the CPU (tiers above) until at least `bytes_to_move` bytes of weights are there.
+// bytes_to_move = 0 gives whole_on_gpu.
+RowSplit choose_row_split(const model::BoundModel& model, const model::ModelSpec& spec, uint64_t bytes_to_move);
+
+// Per-role summary of any placement (as RowSplit::kinds).
+std::vector<SplitKind> summarize(const model::BoundModel& model, const Placement& placement);
+
+// Proves `placement` places every row of every used weight exactly once, in the shape the executor
+// runs: no gap, no overlap, no range past the tensor's rows or empty/reversed, no tensor the model
+// does not use, GPU rows a prefix and CPU rows a suffix split at a multiple of kSplitRowTile, and
+// no split of a tensor that is not a GEMV weight. Throws dense::Error(Internal) naming the tensor
+// and the row range otherwise (a placement is the planner's output: a bad one is a bug).
+void verify_exact_cover(const model::BoundModel& model, const model::ModelSpec& spec, const Placement& placement);
+
+}  // namespace dense::plan

@@ -1,0 +1,260 @@
+// The output-row split onto the CPU, planner side: which tensors may split, the tiers and the
+// even fraction choose_row_split moves, the exact-cover verifier against handcrafted broken
+// placements, and the bill of a split (GPU prefix rows only, CPU bytes per token) and its report.
+#include "core/error.hpp"
+#include "plan/plan_fixture.hpp"
+#include "plan/plan_verdict.hpp"
+#include "plan/row_split.hpp"
+#include "plan/weight_arena.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+namespace dense::test {
+namespace {
+
+using plan::Placement;
+using plan::RowRange;
+using plan::Side;
+
+const Model& tiny() {
+    static const auto m = synth_tiny();
+    return *m;
+}
+
+std::string role_of(const Model& m, const std::string& name) {
+    for (const auto& [role, t] : m.bound.globals)
+        if (t && t->name == name) return role;
+    for (const auto& l : m.bound.layers)
+        for (const auto& [role, t] : l.tensors)
+            if (t && t->name == name) return role;
+    return "";
+}
+
+const gguf::TensorInfo& tensor(const Model& m, const std::string& name) {
+    for (const auto* t : plan::weight_arena(m.bound).tensors)
+        if (t->name == name) return *t;
+    throw std::runtime_error("no tensor " + name);
+}
+
+uint64_t cpu_bytes_of_roles(const Model& m, const Placement& p, const std::set<std::string>& roles) {
+    uint64_t bytes = 0;
+    for (const auto& r : p.ranges)
+        if (r.side == Side::Cpu && roles.count(role_of(m, r.tensor)))
+            bytes += static_cast<uint64_t>(r.end - r.first) * plan::row_bytes(tensor(m, r.tensor));
+    return bytes;
+}
+
+uint64_t bytes_of_roles(const Model& m, const std::set<std::string>& roles) {
+    uint64_t bytes = 0;
+    for (const auto& name : plan::splittable_tensors(m.bound, qwen35_spec()))
+        if (roles.count(role_of(m, name))) bytes += tensor(m, name).n_bytes;
+    return bytes;
+}
+
+// Runs the verifier and returns its message ("" when it accepts).
+std::string verdict_of(const Placement& p, const Model& m = tiny()) {
+    try {
+        plan::verify_exact_cover(m.bound, qwen35_spec(), p);
+        return "";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Internal) << e.what();
+        return e.what();
+    }
+}
+
+// The whole-on-GPU placement with `name`'s ranges replaced.
+Placement with_ranges(const std::string& name, std::vector<RowRange> ranges) {
+    Placement p = plan::whole_on_gpu(tiny().bound);
+    p.ranges.erase(std::remove_if(p.ranges.begin(), p.ranges.end(), [&](const RowRange& r) { return r.tensor == name; }),
+                   p.ranges.end());
+    for (auto& r : ranges) {
+        r.tensor = name;
+        p.ranges.push_back(r);
+    }
+    return p;
+}
+
+TEST(RowSplit, OnlyGemvWeightsMaySplit) {
+    const auto names = plan::splittable_tensors(tiny().bound, qwen35_spec());
+    const std::set<std::string> set(names.begin(), names.end());
+    EXPECT_TRUE(set.count("blk.0.ffn_gate.weight"));
+    EXPECT_TRUE(set.count("blk.0.ffn_down.weight"));
+    EXPECT_TRUE(set.count("output.weight"));  // the LM head splits like any matrix
+    EXPECT_FALSE(set.count("token_embd.weight"));
+    EXPECT_FALSE(set.count("output_norm.weight"));
+    EXPECT_FALSE(set.count("blk.0.attn_norm.weight"));
+    EXPECT_FALSE(set.count("blk.0.ssm_conv1d.weight"));
+    for (const auto& n : names) EXPECT_EQ(role_of(tiny(), n).find("norm"), std::string::npos) << n;
+
+    // A head tied to token_embd is read by row (the embedding): it must not split.
+    SynthOptions o;
+    o.tied = true;
+    const auto tied = synth_tiny(o);
+    const auto tied_names = plan::splittable_tensors(tied->bound, qwen35_spec());
+    EXPECT_EQ(std::count(tied_names.begin(), tied_names.end(), "token_embd.weight"), 0);
+    EXPECT_EQ(tied_names.size() + 1, names.size());  // everything else still splits
+}
+
+TEST(RowSplit, NothingToMoveIsWholeOnGpu) {
+    const auto rs = plan::choose_row_split(tiny().bound, qwen35_spec(), 0);
+    EXPECT_FALSE(rs.placement.splits_any());
+    EXPECT_EQ(rs.cpu_bytes, 0u);
+    EXPECT_TRUE(rs.enough);
+    EXPECT_EQ(verdict_of(rs.placement), "");
+}
+
+TEST(RowSplit, FfnGateAndUpFirstSameFractionEveryLayer) {
+    const Model& m = tiny();
+    const uint64_t gate_up = bytes_of_roles(m, {"ffn_gate", "ffn_up"});
+    ASSERT_GT(gate_up, 0u);
+    const uint64_t ask = gate_up / 3;
+    const auto rs = plan::choose_row_split(m.bound, qwen35_spec(), ask);
+    EXPECT_EQ(verdict_of(rs.placement), "");
+    EXPECT_TRUE(rs.enough);
+    EXPECT_GE(rs.cpu_bytes, ask);
+    EXPECT_EQ(cpu_bytes_of_roles(m, rs.placement, {"ffn_gate", "ffn_up"}), rs.cpu_bytes);  // nothing else moved
+    std::set<int64_t> split_points;
+    for (const auto& l : m.bound.layers)
+        for (const char* role : {"ffn_gate", "ffn_up"}) {
+            const auto* t = l.tensors.at(role);
+            const int64_t g = rs.placement.gpu_rows(std::string(t->name));
+            EXPECT_EQ(g % plan::kSplitRowTile, 0) << t->name;
+            EXPECT_LT(g, t->ne[1]) << t->name << " kept whole";
+            split_points.insert(g);
+        }
+    EXPECT_EQ(split_points.size(), 1u) << "every layer gives up the same rows";
+    // Not more than one 8-row tile per tensor beyond what was asked.
+    uint64_t one_step = 0;
+    for (const auto& l : m.bound.layers)
+        for (const char* role : {"ffn_gate", "ffn_up"}) one_step += 8 * plan::row_bytes(*l.tensors.at(role));
+    EXPECT_LT(rs.cpu_bytes, ask + one_step);
+    ASSERT_FALSE(rs.kinds.empty());
+    EXPECT_TRUE(rs.kinds[0].role == "ffn_gate" || rs.kinds[0].role == "ffn_up");
+}
+
+TEST(RowSplit, ThenFfnDownThenTheRest) {
+    const Model& m = tiny();
+    const uint64_t gate_up = bytes_of_roles(m, {"ffn_gate", "ffn_up"});
+    const uint64_t down = bytes_of_roles(m, {"ffn_down"});
+    auto rs = plan::choose_row_split(m.bound, qwen35_spec(), gate_up + down / 2);
+    EXPECT_EQ(verdict_of(rs.placement), "");
+    EXPECT_EQ(cpu_bytes_of_roles(m, rs.placement, {"ffn_gate", "ffn_up"}), gate_up);  // all of tier 1
+    const uint64_t moved_down = cpu_bytes_of_roles(m, rs.placement, {"ffn_down"});
+    EXPECT_GE(moved_down, down / 2);
+    EXPECT_LT(moved_down, down);
+    EXPECT_EQ(rs.cpu_bytes, gate_up + moved_down);  // tier 3 untouched
+
+    rs = plan::choose_row_split(m.bound, qwen35_spec(), gate_up + down + 1);
+    EXPECT_EQ(verdict_of(rs.placement), "");
+    EXPECT_GT(rs.cpu_bytes, gate_up + down);
+    EXPECT_TRUE(rs.enough);
+
+    // More than every splittable row: all of them on the CPU, norms and the embedding still whole.
+    rs = plan::choose_row_split(m.bound, qwen35_spec(), uint64_t{1} << 50);
+    EXPECT_FALSE(rs.enough);
+    EXPECT_EQ(verdict_of(rs.placement), "");
+    for (const auto& name : plan::splittable_tensors(m.bound, qwen35_spec()))
+        EXPECT_EQ(rs.placement.gpu_rows(name), 0) << name;
+    EXPECT_EQ(rs.placement.gpu_rows("token_embd.weight"), tensor(m, "token_embd.weight").ne[1]);
+    EXPECT_EQ(rs.placement.gpu_rows("output_norm.weight"), 1);
+}
+
+TEST(RowSplitVerifier, RefusesBrokenPlacements) {
+    const std::string w = "blk.1.ffn_up.weight";
+    const int64_t rows = tensor(tiny(), w).ne[1];
+    ASSERT_GE(rows, 32);
+
+    EXPECT_EQ(verdict_of(with_ranges(w, {{"", 0, 16, Side::Gpu}, {"", 16, rows, Side::Cpu}})), "");
+
+    auto expect_refused = [&](const Placement& p, const std::string& what, const std::string& range) {
+        const std::string msg = verdict_of(p);
+        EXPECT_NE(msg.find(what), std::string::npos) << msg;
+        EXPECT_NE(msg.find(range), std::string::npos) << msg;
+    };
+    const std::string r = std::to_string(rows);
+    expect_refused(with_ranges(w, {{"", 0, 16, Side::Gpu}, {"", 24, rows, Side::Cpu}}), w,
+                   "rows [16, 24) of '" + w + "' are placed nowhere");  // gap
+    expect_refused(with_ranges(w, {{"", 0, 16, Side::Gpu}}), w, "rows [16, " + r + ")");  // gap at the end
+    expect_refused(with_ranges(w, {{"", 0, 24, Side::Gpu}, {"", 16, rows, Side::Cpu}}), w,
+                   "rows [16, 24) of '" + w + "' are placed twice");  // overlap
+    expect_refused(with_ranges(w, {{"", 0, 16, Side::Gpu}, {"", 16, rows + 8, Side::Cpu}}), w,
+                   "rows [16, " + std::to_string(rows + 8) + ")");  // past the end
+    expect_refused(with_ranges(w, {{"", 0, 16, Side::Gpu}, {"", 16, 16, Side::Cpu}, {"", 16, rows, Side::Cpu}}), w,
+                   "empty");
+    expect_refused(with_ranges(w, {}), "no row of '" + w + "'", "(" + r + " rows)");  // missing tensor
+
+    Placement unknown = plan::whole_on_gpu(tiny().bound);
+    unknown.ranges.push_back(RowRange{"blk.99.ffn_up.weight", 0, 8, Side::Cpu});
+    expect_refused(unknown, "'blk.99.ffn_up.weight', which the model does not use", "rows [0, 8)");
+
+    const std::string norm = "blk.0.attn_norm.weight";
+    expect_refused(with_ranges(norm, {{"", 0, 1, Side::Cpu}}), "'" + norm + "' is not a GEMV weight", "rows [0, 1)");
+    const std::string embd = "token_embd.weight";
+    const int64_t vocab = tensor(tiny(), embd).ne[1];
+    expect_refused(with_ranges(embd, {{"", 0, 8, Side::Gpu}, {"", 8, vocab, Side::Cpu}}),
+                   "'" + embd + "' is not a GEMV weight", "rows [8, " + std::to_string(vocab) + ")");
+
+    expect_refused(with_ranges(w, {{"", 0, 12, Side::Gpu}, {"", 12, rows, Side::Cpu}}), "split at row 12",
+                   "rows [12, " + r + ")");  // a warp would straddle the split
+    expect_refused(with_ranges(w, {{"", 0, 16, Side::Cpu}, {"", 16, rows, Side::Gpu}}), "on the GPU after CPU rows",
+                   "rows [16, " + r + ")");
+}
+
+TEST(RowSplitBill, GpuHoldsPrefixRowsAndCpuBytesAreBilled) {
+    const Model& m = tiny();
+    const auto whole = plan::make_plan(m.bound, qwen35_spec(), nullptr, absent_gpu(256));
+    EXPECT_EQ(whole.cpu_read_bytes, 0u);
+
+    const auto rs = plan::choose_row_split(m.bound, qwen35_spec(), whole.weight_bytes / 4);
+    auto request = absent_gpu(256);
+    request.row_split = rs.placement;
+    const auto split = plan::make_plan(m.bound, qwen35_spec(), nullptr, request);
+    EXPECT_EQ(split.cpu_read_bytes, rs.cpu_bytes);
+    uint64_t prefix_slots = 0;
+    for (const auto* t : plan::weight_arena(m.bound).tensors)
+        prefix_slots += aligned(static_cast<uint64_t>(rs.placement.gpu_rows(std::string(t->name))) * plan::row_bytes(*t));
+    EXPECT_EQ(split.weight_bytes, prefix_slots);
+    // The arena shrinks by the moved bytes, give or take each slot's 256-byte rounding.
+    const auto n_tensors = static_cast<int64_t>(plan::weight_arena(m.bound).tensors.size());
+    EXPECT_LE(std::llabs(static_cast<int64_t>(split.weight_bytes + rs.cpu_bytes) -
+                         static_cast<int64_t>(whole.weight_bytes)),
+              256 * n_tensors);
+    EXPECT_EQ(whole.peak() - split.peak(), whole.weight_bytes - split.weight_bytes);  // nothing else changes
+    EXPECT_EQ(split.peak(), split.allocated() + split.reserve);
+
+    // A broken placement is refused before anything is billed.
+    auto bad = request;
+    bad.row_split->ranges.pop_back();
+    EXPECT_THROW(plan::make_plan(m.bound, qwen35_spec(), nullptr, bad), Error);
+}
+
+TEST(RowSplitBill, OverBudgetReportShowsTheSplitThatFits) {
+    const Model& m = tiny();
+    const auto request = absent_gpu(256);
+    const auto whole = plan::make_plan(m.bound, qwen35_spec(), nullptr, request);
+    const plan::Budget budget{whole.peak() - whole.weight_bytes / 3, "test"};
+    const auto report = plan::plan_and_judge(m.bound, qwen35_spec(), nullptr, request, budget, false, "tiny");
+    ASSERT_TRUE(report.verdict && !report.verdict->fits);
+    ASSERT_TRUE(report.split.has_value());
+    EXPECT_TRUE(report.split->fits);
+    EXPECT_LE(report.split->peak, budget.bytes);
+    EXPECT_GE(report.split->cpu_read_bytes, report.verdict->bytes_to_cpu);
+    ASSERT_FALSE(report.split->kinds.empty());
+    const std::string text = plan::to_text(report);
+    EXPECT_NE(text.find("row split it would use"), std::string::npos) << text;
+    EXPECT_NE(text.find("ffn_gate"), std::string::npos) << text;
+    const std::string json = plan::to_json(report);
+    EXPECT_NE(json.find("\"row_split\": {"), std::string::npos) << json;
+
+    // Within budget: no split is shown.
+    const auto fits = plan::plan_and_judge(m.bound, qwen35_spec(), nullptr, request,
+                                           plan::Budget{whole.peak(), "test"}, false, "tiny");
+    EXPECT_FALSE(fits.split.has_value());
+}
+
+}  // namespace
+}  // namespace dense::test
