@@ -121,7 +121,8 @@ done
 # Env: DENSE_BENCH=0 skips all of it; DENSE_BENCH_GEMV=0 skips (a); DENSE_BENCH_27B=0 skips (b)-(d);
 # DENSE_BENCH_ARGS overrides the model bench flags (default "-p 512 -n 128 -d 0,8192,32768 -r 3");
 # DENSE_BENCH_AB=0 skips (c); DENSE_PEER=0 skips (d); DENSE_PEER_ARGS replaces llama-bench's flags
-# (default: its script's own, pp512 + tg128, then tg64 at depth 8192 and 32768, 3 repetitions).
+# (default: its script's own, pp512 + tg128, then tg64 at depth 8192 and 32768, 3 repetitions);
+# DENSE_PROFILE=1 adds an Nsight Systems per-kernel summary of 32 decode steps (nsys-kernels.txt).
 bench_rows=()
 section "benchmarks"
 if [ "${DENSE_BENCH:-1}" != 0 ]; then
@@ -162,6 +163,21 @@ if [ "${DENSE_BENCH:-1}" != 0 ]; then
         while IFS= read -r row; do bench_rows+=("no-chain 27b $row"); done < <(grep '^| tg' "$logs/bench-27b-nochain.md")
       else
         tail -20 "$logs/bench-27b-nochain.log"; bench_rows+=("27b no-chain bench FAILED"); any_failed=1
+      fi
+    fi
+    if [ "${DENSE_PROFILE:-0}" != 0 ]; then
+      # Where a decode step's time goes, kernel by kernel: Nsight Systems over a short tg run, its
+      # per-kernel summary (total time, instances, average) into nsys-kernels.txt.
+      section "profile: nsys over 32 decoded tokens (DENSE_PROFILE=1)"
+      nsys_bin=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
+      if [ -n "$nsys_bin" ]; then
+        "$nsys_bin" profile --trace=cuda --cuda-graph-trace=node -o "$logs/step" --force-overwrite true \
+          "$carry/bin/dense-rt" -m "$model" bench -p 0 -n 32 -d 0 -r 1 >"$logs/nsys-run.log" 2>&1 &&
+          "$nsys_bin" stats --report cuda_gpu_kern_sum --format csv "$logs/step.nsys-rep" >"$logs/nsys-kernels.txt" 2>&1
+        head -40 "$logs/nsys-kernels.txt"
+        rm -f "$logs/step.nsys-rep" "$logs/step.sqlite"
+      else
+        echo "(no nsys on this machine)"
       fi
     fi
     if [ "${DENSE_PEER:-1}" != 0 ] && [ -f "$root/.peer/llama.cpp-trim.tar.xz" ]; then
