@@ -5,7 +5,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace dense::cuda {
 namespace {
@@ -177,6 +179,84 @@ void graph_destroy_cb(void* user, uint32_t device_index, void* graph) noexcept {
     });
 }
 
+dense_status host_alloc_cb(void* user, uint32_t device_index, uint64_t bytes, void** out_ptr) noexcept {
+    if (out_ptr == nullptr) return invalid(user, "host_alloc: out_ptr is NULL");
+    *out_ptr = nullptr;
+    return on_device(user, device_index, "host_alloc", [&](const PackState& st) {
+        return report_cuda(st.host, st.name, "cudaMallocHost(" + std::to_string(bytes) + " bytes)",
+                           cudaMallocHost(out_ptr, static_cast<size_t>(bytes)));
+    });
+}
+
+void host_free_cb(void* user, uint32_t device_index, void* ptr) noexcept {
+    if (ptr == nullptr) return;
+    (void)on_device(user, device_index, "host_free",
+                    [&](const PackState& st) { return report_cuda(st.host, st.name, "cudaFreeHost", cudaFreeHost(ptr)); });
+}
+
+// A set of timing marks: CUDA events with timing on (they are the profile's only job).
+struct Marks {
+    std::vector<cudaEvent_t> events;
+};
+
+void destroy_events(Marks& m) noexcept {
+    for (cudaEvent_t e : m.events)
+        if (e != nullptr) (void)cudaEventDestroy(e);
+    m.events.clear();
+}
+
+dense_status marks_create_cb(void* user, uint32_t device_index, uint32_t count, void** out_marks) noexcept {
+    if (out_marks == nullptr) return invalid(user, "marks_create: out_marks is NULL");
+    *out_marks = nullptr;
+    if (count == 0) return invalid(user, "marks_create: count is 0");
+    return on_device(user, device_index, "marks_create", [&](const PackState& st) -> dense_status {
+        auto marks = std::make_unique<Marks>();
+        marks->events.resize(count, nullptr);
+        for (auto& e : marks->events) {
+            const dense_status s = report_cuda(st.host, st.name, "cudaEventCreate", cudaEventCreate(&e));
+            if (s != DENSE_OK) {
+                destroy_events(*marks);
+                return s;
+            }
+        }
+        *out_marks = marks.release();
+        return DENSE_OK;
+    });
+}
+
+dense_status mark_record_cb(void* user, uint32_t device_index, void* marks, uint32_t index, void* stream) noexcept {
+    auto* m = static_cast<Marks*>(marks);
+    if (m == nullptr || index >= m->events.size()) return invalid(user, "mark_record: no such mark");
+    return on_device(user, device_index, "mark_record", [&](const PackState& st) {
+        return report_cuda(st.host, st.name, "cudaEventRecord",
+                           cudaEventRecord(m->events[index], static_cast<cudaStream_t>(stream)));
+    });
+}
+
+dense_status marks_elapsed_ms_cb(void* user, uint32_t device_index, void* marks, uint32_t from, uint32_t to,
+                                 float* out_ms) noexcept {
+    auto* m = static_cast<Marks*>(marks);
+    if (m == nullptr || out_ms == nullptr || from >= m->events.size() || to >= m->events.size())
+        return invalid(user, "marks_elapsed_ms: no such mark or out_ms is NULL");
+    *out_ms = 0.0f;
+    return on_device(user, device_index, "marks_elapsed_ms", [&](const PackState& st) {
+        dense_status s = report_cuda(st.host, st.name, "cudaEventSynchronize", cudaEventSynchronize(m->events[to]));
+        if (s != DENSE_OK) return s;
+        return report_cuda(st.host, st.name, "cudaEventElapsedTime",
+                           cudaEventElapsedTime(out_ms, m->events[from], m->events[to]));
+    });
+}
+
+void marks_destroy_cb(void* user, uint32_t device_index, void* marks) noexcept {
+    auto* m = static_cast<Marks*>(marks);
+    if (m == nullptr) return;
+    (void)on_device(user, device_index, "marks_destroy", [&](const PackState&) -> dense_status {
+        destroy_events(*m);
+        return DENSE_OK;
+    });
+    delete m;
+}
+
 }  // namespace
 
 dense_device_api make_device_api() noexcept {
@@ -195,6 +275,12 @@ dense_device_api make_device_api() noexcept {
     api.capture_end = capture_end_cb;
     api.graph_launch = graph_launch_cb;
     api.graph_destroy = graph_destroy_cb;
+    api.host_alloc = host_alloc_cb;
+    api.host_free = host_free_cb;
+    api.marks_create = marks_create_cb;
+    api.mark_record = mark_record_cb;
+    api.marks_elapsed_ms = marks_elapsed_ms_cb;
+    api.marks_destroy = marks_destroy_cb;
     return api;
 }
 

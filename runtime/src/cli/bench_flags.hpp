@@ -18,6 +18,7 @@ struct BenchFlags {
     std::vector<std::string> gemv_formats;  // --gemv-formats q4_k,iq4_xs (default: all 12)
     double ceiling_gib = 1.0;         // --ceiling-buffer GiB per buffer of the bandwidth probe
     bool cpu = false;                 // --cpu: bench the CPU reference instead of the main device
+    int profile_steps = 0;            // --profile N: per-op time of N decode steps at the first depth
 };
 
 }  // namespace dense::cli

@@ -4,6 +4,7 @@
 #include "bench/bench_report.hpp"
 #include "bench/gemv_bench.hpp"
 #include "bench/model_bench.hpp"
+#include "bench/step_profile.hpp"
 #include "cli/commands.hpp"
 #include "cli/loaded_model.hpp"
 #include "cli/vram_guard.hpp"
@@ -19,6 +20,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 namespace dense::cli {
@@ -84,6 +86,7 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
     if (flags.reps < 1) throw Error(ErrorKind::Usage, "bench: -r must be at least 1");
     if (flags.prompt_tokens < 0 || flags.gen_tokens < 0) throw Error(ErrorKind::Usage, "bench: -p and -n must be >= 0");
     const auto depths = parse_depths(flags.depths);
+    if (flags.profile_steps > 0 && flags.gemv_only) throw Error(ErrorKind::Usage, "bench: --profile needs a model (not --gemv-only)");
     const auto formats = gemv_formats(flags.gemv_formats);
 
     packs::PackManager packs(policy);
@@ -103,6 +106,8 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
     report.pack = pack ? pack->name : "-";
 
     const bool want_gemv = flags.gemv || flags.gemv_only;
+    std::optional<bench::StepProfile> profile;
+    double tg_ms = 0;
     {
         // On the CPU a 1 GiB probe would take long for nothing: the ceiling matters for GPUs.
         const uint64_t bytes = static_cast<uint64_t>(flags.ceiling_gib * (device == 0 ? 0.125 : 1.0) * 1073741824.0);
@@ -115,7 +120,8 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
         const auto t0 = std::chrono::steady_clock::now();
         auto model = load_model(*config);
         exec::SessionOptions so;
-        so.n_ctx = *std::max_element(depths.begin(), depths.end()) + flags.prompt_tokens + flags.gen_tokens + 2;
+        so.n_ctx = std::max<int64_t>(*std::max_element(depths.begin(), depths.end()) + flags.prompt_tokens + flags.gen_tokens,
+                                     depths.front() + flags.profile_steps) + 2;
         so.kv_type = config->kv_type == "f32" ? DENSE_TYPE_F32 : DENSE_TYPE_F16;
         so.threads = static_cast<int32_t>(config->threads);
         so.device = device;
@@ -136,6 +142,13 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
         spdlog::info("bench: {} on {} (context {}), pp{} / tg{} at depths {} x {} repetitions", report.model,
                      session.device_label(), so.n_ctx, flags.prompt_tokens, flags.gen_tokens, flags.depths, flags.reps);
         report.rows = bench::bench_model(session, mo);
+        if (flags.profile_steps > 0) {
+            spdlog::info("bench: profiling {} decode steps node by node at depth {}", flags.profile_steps, depths.front());
+            profile = bench::profile_decode(session, flags.profile_steps, depths.front());
+            for (const auto& row : report.rows)
+                if (row.test.rfind("tg", 0) == 0 && row.depth == depths.front() && row.mean_tok_per_s() > 0)
+                    tg_ms = 1000.0 / row.mean_tok_per_s();
+        }
     }
 
     if (want_gemv) {
@@ -160,7 +173,9 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
         }
     }
 
-    std::cout << bench::to_markdown(report) << std::flush;
+    std::cout << bench::to_markdown(report);
+    if (profile) std::cout << bench::to_markdown(*profile, tg_ms, report.ceiling ? report.ceiling->read_gbs : 0);
+    std::cout << std::flush;
     if (!flags.json_out.empty()) write_file(flags.json_out, bench::to_json(report), "JSON report");
     if (!flags.plot_out.empty()) {
         const std::string svg = bench::to_svg(report);

@@ -115,6 +115,9 @@ int main(int argc, char** argv) {
     bench->add_option("--gemv-formats", bf.gemv_formats, "Formats for the GEMV micro-bench (default: all 12)")->delimiter(',');
     bench->add_option("--ceiling-buffer", bf.ceiling_gib, "GiB per buffer of the bandwidth probe")->capture_default_str();
     bench->add_flag("--cpu", bf.cpu, "Benchmark the CPU reference instead of the main device");
+    bench->add_option("--profile", bf.profile_steps,
+                      "Also time N decode steps node by node at the first depth: time per op and tensor role")
+        ->check(CLI::NonNegativeNumber);
 
     // `dense-rt plan` (cli/cmd_plan.cpp): the VRAM bill before anything is allocated.
     dense::cli::PlanFlags pf;

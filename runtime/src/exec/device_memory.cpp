@@ -4,6 +4,7 @@
 #include "core/units.hpp"
 #include "plan/allocation_size.hpp"
 
+#include <chrono>
 #include <cstring>
 #include <new>
 #include <vector>
@@ -43,8 +44,19 @@ public:
     void copy(void* dst, const void* src, uint64_t bytes) override { std::memmove(dst, src, bytes); }
     void* stream() const noexcept override { return nullptr; }
     uint64_t allocated_bytes() const noexcept override { return total_; }
+    // CPU ops run synchronously inside their call, so a mark is just the time it is recorded.
+    bool can_time() const noexcept override { return true; }
+    void* create_marks(uint32_t count) override { return new std::vector<Clock::time_point>(count); }
+    void record_mark(void* marks, uint32_t index) override { static_cast<Marks*>(marks)->at(index) = Clock::now(); }
+    double elapsed_ms(void* marks, uint32_t from, uint32_t to) override {
+        const auto& m = *static_cast<Marks*>(marks);
+        return std::chrono::duration<double, std::milli>(m.at(to) - m.at(from)).count();
+    }
+    void destroy_marks(void* marks) noexcept override { delete static_cast<Marks*>(marks); }
 
 private:
+    using Clock = std::chrono::steady_clock;
+    using Marks = std::vector<Clock::time_point>;
     std::vector<void*> blocks_;
     uint64_t total_ = 0;
 };
@@ -63,6 +75,7 @@ public:
         for (void* g : graphs_)
             if (g != nullptr) api_.graph_destroy(user_, index_, g);
         for (void* p : blocks_) api_.free(user_, index_, p);
+        for (void* p : pinned_) api_.host_free(user_, index_, p);
     }
     dense_device_kind kind() const noexcept override { return DENSE_DEVICE_CUDA; }
     std::string label() const override { return label_; }
@@ -126,6 +139,35 @@ public:
     void sync() override { check(api_.stream_sync(user_, index_, stream_), "waiting for the device"); }
     void* stream() const noexcept override { return stream_; }
     uint64_t allocated_bytes() const noexcept override { return total_; }
+    void* alloc_host(uint64_t bytes) override {
+        void* p = nullptr;
+        if (api_.host_alloc != nullptr && api_.host_free != nullptr &&
+            api_.host_alloc(user_, index_, bytes, &p) == DENSE_OK && p != nullptr) {
+            pinned_.push_back(p);
+            std::memset(p, 0, bytes);
+            return p;
+        }
+        // An older pack, or no page-locked memory left: plain memory works, only slower.
+        return DeviceMemory::alloc_host(bytes);
+    }
+    bool can_time() const noexcept override {
+        return api_.marks_create != nullptr && api_.mark_record != nullptr && api_.marks_elapsed_ms != nullptr &&
+               api_.marks_destroy != nullptr;
+    }
+    void* create_marks(uint32_t count) override {
+        void* marks = nullptr;
+        check(api_.marks_create(user_, index_, count, &marks), "creating timing marks");
+        return marks;
+    }
+    void record_mark(void* marks, uint32_t index) override {
+        check(api_.mark_record(user_, index_, marks, index, stream_), "recording a timing mark");
+    }
+    double elapsed_ms(void* marks, uint32_t from, uint32_t to) override {
+        float ms = 0;
+        check(api_.marks_elapsed_ms(user_, index_, marks, from, to, &ms), "reading timing marks");
+        return ms;
+    }
+    void destroy_marks(void* marks) noexcept override { api_.marks_destroy(user_, index_, marks); }
 
 private:
     void check(dense_status s, const char* what) const {
@@ -139,6 +181,7 @@ private:
     std::string label_;
     void* stream_ = nullptr;
     std::vector<void*> blocks_;
+    std::vector<void*> pinned_;
     std::vector<void*> graphs_;
     uint64_t total_ = 0;
 };

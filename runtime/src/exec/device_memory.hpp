@@ -7,10 +7,12 @@
 
 #include <dense/abi/dense_abi.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace dense::exec {
 
@@ -41,11 +43,27 @@ public:
     virtual void launch(void* /*graph*/) {}
     virtual void release_graph(void* /*graph*/) noexcept {}
 
+    // Host memory that transfers to and from this device run fastest from: page-locked where the
+    // pack can (ABI 1.3), else plain. Owned by this memory; host memory, so not in the VRAM bill.
+    virtual void* alloc_host(uint64_t bytes) {
+        plain_host_.emplace_back(std::make_unique<std::byte[]>(static_cast<size_t>(bytes)));
+        return plain_host_.back().get();
+    }
+
+    // Timing marks on stream(), for the bench's per-op profile (only when can_time()): `count` marks,
+    // each recorded after the work enqueued before it; elapsed_ms(a, b) waits for mark b.
+    virtual bool can_time() const noexcept { return false; }
+    virtual void* create_marks(uint32_t /*count*/) { return nullptr; }
+    virtual void record_mark(void* /*marks*/, uint32_t /*index*/) {}
+    virtual double elapsed_ms(void* /*marks*/, uint32_t /*from*/, uint32_t /*to*/) { return 0; }
+    virtual void destroy_marks(void* /*marks*/) noexcept {}
+
 protected:
     void account(const std::string& what, uint64_t bytes) { by_label_[what] += bytes; }
 
 private:
     std::map<std::string, uint64_t> by_label_;
+    std::vector<std::unique_ptr<std::byte[]>> plain_host_;
 };
 
 // Plain host memory (CPU packs): transfers are memcpy, sync is a no-op.

@@ -9,6 +9,7 @@
 #include "plan/session_bill.hpp"
 #include "plan/weight_arena.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -94,7 +95,9 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
         }
     }
     device_graph_ = options.device_graph && memory_->can_capture();
-    logits_host_.resize(static_cast<size_t>(graph_[0].n_vocab));
+    logits_host_ = {static_cast<float*>(memory_->alloc_host(static_cast<uint64_t>(graph_[0].n_vocab) * 4)),
+                    static_cast<size_t>(graph_[0].n_vocab)};
+    step_io_host_ = static_cast<int32_t*>(memory_->alloc_host(4 * sizeof(int32_t)));
     hidden_host_.resize(static_cast<size_t>(graph_[0].n_embd));
 
     // What was allocated must be the plan's bill of this session, label by label: budgets are
@@ -119,12 +122,17 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     }
 }
 
-void Session::run_nodes(const graph::Graph& g, bool want_logits) {
+void Session::run_nodes(const graph::Graph& g, bool want_logits, void* marks) {
     size_t next_layer_end = 0;
+    if (marks != nullptr) memory_->record_mark(marks, 0);
     for (size_t i = 0; i < g.nodes.size(); ++i) {
         const graph::Node& n = g.nodes[i];
-        if (n.phase == graph::Phase::LogitsOnly && !want_logits) continue;
+        if (n.phase == graph::Phase::LogitsOnly && !want_logits) {
+            if (marks != nullptr) memory_->record_mark(marks, static_cast<uint32_t>(i + 1));
+            continue;
+        }
         const dense_status s = n.op.impl.run(n.op.impl.user, &n.call);
+        if (marks != nullptr) memory_->record_mark(marks, static_cast<uint32_t>(i + 1));
         if (s != DENSE_OK)
             throw Error(s == DENSE_E_NUMERIC ? ErrorKind::Numeric : ErrorKind::Pack,
                         "step at position " + std::to_string(position_) + ": node '" + n.label + "' (" +
@@ -163,7 +171,45 @@ void Session::run_step(const graph::Graph& g, bool want_logits) {
     memory_->launch(graph);
 }
 
-void Session::step(int32_t token, bool want_logits) {
+void Session::step(int32_t token, bool want_logits) { step_with(token, want_logits, nullptr); }
+
+std::vector<NodeTime> Session::profile_step(int32_t token, bool want_logits) {
+    if (!memory_->can_time())
+        throw Error(ErrorKind::Device, memory_->label() + ": the pack cannot time a step (it needs ABI 1.3 timing marks)");
+    const graph::Graph& g = graph_[parity_];
+    const auto count = static_cast<uint32_t>(g.nodes.size() + 1);
+    struct MarksGuard {
+        DeviceMemory& m;
+        void* marks;
+        ~MarksGuard() { m.destroy_marks(marks); }
+    } guard{*memory_, memory_->create_marks(count)};
+    step_with(token, want_logits, guard.marks);  // on success, nothing is in flight any more
+    std::vector<NodeTime> out;
+    out.reserve(g.nodes.size());
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+        const graph::Node& n = g.nodes[i];
+        if (n.phase == graph::Phase::LogitsOnly && !want_logits) continue;
+        NodeTime t;
+        t.label = n.label;
+        t.op = packs::to_string(n.key);
+        t.layer = n.layer;
+        t.ms = memory_->elapsed_ms(guard.marks, static_cast<uint32_t>(i), static_cast<uint32_t>(i + 1));
+        // The weight a GEMV streams in full (norm weights are too small to matter; the embedding
+        // reads one row of its table).
+        if (n.key.op == DENSE_OP_GEMV_Q)
+            for (const auto& src : n.src)
+                if (src.external) {
+                    uint64_t extent = 0;
+                    for (int d = 0; d < 4; ++d)
+                        extent = std::max(extent, static_cast<uint64_t>(src.view.ne[d]) * static_cast<uint64_t>(src.view.nb[d]));
+                    t.weight_bytes += extent;
+                }
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+void Session::step_with(int32_t token, bool want_logits, void* marks) {
     const graph::Graph& g = graph_[parity_];
     if (token < 0 || token >= g.n_vocab)
         throw Error(ErrorKind::Usage, "token id " + std::to_string(token) + " is out of range [0, " +
@@ -171,14 +217,20 @@ void Session::step(int32_t token, bool want_logits) {
     if (position_ >= g.n_ctx)
         throw Error(ErrorKind::Usage, "context is full: " + std::to_string(g.n_ctx) +
                                           " tokens (raise `context` in the run config)");
-    const int32_t inputs[4] = {token, static_cast<int32_t>(position_), static_cast<int32_t>(position_ + 1), 0};
-    int32_t status = 0;
+    int32_t* io = step_io_host_;  // host side of the step inputs: nothing of an earlier step uses it now
+    io[0] = token;
+    io[1] = static_cast<int32_t>(position_);
+    io[2] = static_cast<int32_t>(position_ + 1);
+    io[3] = 0;
     logits_valid_ = false;
     hidden_fresh_ = false;
     try {
-        memory_->to_device(step_inputs_, inputs, sizeof inputs);
-        run_step(g, want_logits);
-        memory_->to_host(&status, step_inputs_ + 3, 4);
+        memory_->to_device(step_inputs_, io, 4 * sizeof(int32_t));
+        if (marks != nullptr)
+            run_nodes(g, want_logits, marks);
+        else
+            run_step(g, want_logits);
+        memory_->to_host(io + 3, step_inputs_ + 3, 4);
         if (want_logits) memory_->to_host(logits_host_.data(), buffers_[g.logits], logits_host_.size() * 4);
         memory_->sync();
     } catch (...) {
@@ -188,7 +240,7 @@ void Session::step(int32_t token, bool want_logits) {
         }
         throw;
     }
-    if (status != 0)
+    if (io[3] != 0)
         throw Error(ErrorKind::Numeric, "step at position " + std::to_string(position_) + " (token " +
                                             std::to_string(token) +
                                             ") produced NaN or Inf; the step was not committed and the session "

@@ -24,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace dense::exec {
@@ -46,6 +47,15 @@ struct SessionOptions {
     std::optional<plan::Placement> row_split;
 };
 
+// One node's share of a profiled step (Session::profile_step).
+struct NodeTime {
+    std::string label;        // "blk.3.attn_q gemv_q(q4_k, q8_32, cuda)"
+    std::string op;           // "gemv_q(q4_k, q8_32, cuda)"
+    int64_t layer = -1;
+    double ms = 0;            // device time from the end of the node before to the end of this one
+    uint64_t weight_bytes = 0;  // GEMV nodes: bytes of the weight matrix it streams; others 0
+};
+
 // Called after every trunk layer when set: (layer, position, hidden state after the layer). On a
 // GPU this copies the hidden state back after each layer: for debugging, not for speed.
 using LayerObserver = std::function<void(int64_t layer, int64_t position, std::span<const float> hidden)>;
@@ -61,6 +71,11 @@ public:
     // head). Throws dense::Error: Usage for a bad token id or a full context, Numeric for NaN/Inf,
     // Pack/Device for an op or device failure; in every case the session's state is unchanged.
     void step(int32_t token, bool want_logits);
+    // The same step, run node by node (never the captured graph) with a timing mark after every
+    // node: where a step's time goes. Slower than step() (no graph, marks between kernels, so no
+    // overlap of one kernel's tail with the next one's start); commits exactly like step(). Throws
+    // dense::Error(Device) when the device's pack cannot time (ABI < 1.3).
+    std::vector<NodeTime> profile_step(int32_t token, bool want_logits);
 
     std::span<const float> logits() const;   // valid after a step with want_logits
     std::span<const float> hidden() const;   // residual stream after the last step
@@ -89,7 +104,8 @@ public:
     std::vector<std::byte> snapshot_state() const;
 
 private:
-    void run_nodes(const graph::Graph& g, bool want_logits);
+    void step_with(int32_t token, bool want_logits, void* marks);
+    void run_nodes(const graph::Graph& g, bool want_logits, void* marks = nullptr);
     void run_step(const graph::Graph& g, bool want_logits);  // replayed graph or node by node
 
     std::unique_ptr<DeviceMemory> memory_;
@@ -97,12 +113,14 @@ private:
     graph::Graph graph_[2];       // [parity]: parity 1 has state banks A and B swapped
     std::vector<void*> buffers_;  // one per graph buffer
     int32_t* step_inputs_ = nullptr;  // token, position, n_kv, status: adjacent, one copy per step
+    int32_t* step_io_host_ = nullptr;  // their host side (page-locked where the pack can)
     int parity_ = 0;
     bool device_graph_ = false;
     void* step_graph_[2][2] = {};  // [parity][want_logits], captured on first use
     int64_t position_ = 0;
     bool logits_valid_ = false;
-    mutable std::vector<float> logits_host_, hidden_host_;
+    std::span<float> logits_host_;  // page-locked where the pack can: the copy back is one fast DMA
+    mutable std::vector<float> hidden_host_;
     mutable bool hidden_fresh_ = false;
     LayerObserver observer_;
     plan::VramBill bill_;

@@ -118,7 +118,13 @@ static_assert(offsetof(dense_device_api, capture_begin) == 88);
 static_assert(offsetof(dense_device_api, capture_end) == 96);
 static_assert(offsetof(dense_device_api, graph_launch) == 104);
 static_assert(offsetof(dense_device_api, graph_destroy) == 112);
-static_assert(sizeof(dense_device_api) == 120);
+static_assert(offsetof(dense_device_api, host_alloc) == 120);  // ABI 1.3 from here on
+static_assert(offsetof(dense_device_api, host_free) == 128);
+static_assert(offsetof(dense_device_api, marks_create) == 136);
+static_assert(offsetof(dense_device_api, mark_record) == 144);
+static_assert(offsetof(dense_device_api, marks_elapsed_ms) == 152);
+static_assert(offsetof(dense_device_api, marks_destroy) == 160);
+static_assert(sizeof(dense_device_api) == 168);
 
 static_assert(offsetof(dense_pack, hdr) == 0);
 static_assert(offsetof(dense_pack, name) == 8);

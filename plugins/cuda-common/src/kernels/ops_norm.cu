@@ -3,7 +3,7 @@
 // Each thread sums the squares of elements tid, tid + blockDim, ... with fused multiply-adds, then a
 // fixed-order block tree adds the partials (fp32 throughout). Error of the sum of squares (all terms
 // positive): <= (n / blockDim + log2(blockDim) + 1) * 2^-24 relative, i.e. < 2e-6 for n = 5120 with
-// 512 threads; the scale 1/sqrt(.) adds 2 roundings, each output 2-3 more (x*s, *w, *silu(z)).
+// 640 threads; the scale 1/sqrt(.) adds 2 roundings, each output 2-3 more (x*s, *w, *silu(z)).
 // cpu-ref does the whole row in double with one final rounding; the tests allow 2e-6 relative
 // (measured worst on an H200: 3e-7).
 //
@@ -20,42 +20,96 @@ namespace {
 
 enum class NormKind { Rms, L2, GatedRms };
 
+// Elements a thread keeps in registers: a row of up to kPer * 1024 elements is read with all its
+// loads in flight at once (a strided loop issues them one latency after another: that made a 5120
+// RMS norm take ~9 us on an H200, the fused RMS norm + quantize the costliest small op of a step).
+inline constexpr int kPer = 8;
+
 template <NormKind K>
 __global__ void norm_rows_kernel(NormArgs a) {
-    wait_for_producers();  // launch_chain.cuh: nothing an earlier kernel writes is touched before
+    __shared__ float scratch[33];
+    const int t = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
+    // The norm weight is immutable: read it before waiting for the kernel before (launch_chain.cuh),
+    // so its load overlaps that kernel's tail.
+    float w[kPer];
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+        const int64_t i = t + static_cast<int64_t>(j) * nt;
+        w[j] = K != NormKind::L2 && i < a.n ? a.w[i] : 1.0f;
+    }
+    wait_for_producers();  // nothing an earlier kernel writes is touched before this
     allow_consumers();
 
+    const float n_f = static_cast<float>(a.n);
+    for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
+        const float* x = a.x + r * a.x_stride;
+        float* y = a.y + r * a.y_stride;
+        float v[kPer];
+        float ss = 0.0f;
+#pragma unroll
+        for (int j = 0; j < kPer; ++j) {
+            const int64_t i = t + static_cast<int64_t>(j) * nt;
+            v[j] = i < a.n ? x[i] : 0.0f;
+        }
+#pragma unroll
+        for (int j = 0; j < kPer; ++j) ss = __fmaf_rn(v[j], v[j], ss);
+        ss = block_sum(ss, scratch);
+        // mean + eps (RMS) or sum + eps (L2), then one correctly rounded sqrt and division.
+        const float denom = K == NormKind::L2 ? ss + a.eps : ss / n_f + a.eps;
+        const float scale = 1.0f / sqrtf(denom);
+        float g[kPer];
+        if constexpr (K == NormKind::GatedRms) {
+#pragma unroll
+            for (int j = 0; j < kPer; ++j) {
+                const int64_t i = t + static_cast<int64_t>(j) * nt;
+                g[j] = i < a.n ? a.z[r * a.z_stride + i] : 0.0f;
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < kPer; ++j) {
+            const int64_t i = t + static_cast<int64_t>(j) * nt;
+            if (i >= a.n) break;  // warp-uniform when a copy is asked for (nt and n multiples of 32)
+            float o = v[j] * scale;
+            if constexpr (K != NormKind::L2) o *= w[j];
+            if constexpr (K == NormKind::GatedRms) o *= silu_f(g[j]);
+            y[i] = o;
+            // A warp holds 32 consecutive elements of one row here, i.e. exactly one Q8_32 block of
+            // the contiguous output.
+            if (a.quantized.base != nullptr) quantize_q8_32_block(o, (r * a.n + i) / 32, a.quantized);
+        }
+    }
+}
+
+// Rows longer than kPer * 1024 elements (no qwen35 norm is): the same math in a strided loop.
+template <NormKind K>
+__global__ void norm_long_rows_kernel(NormArgs a) {
+    wait_for_producers();
+    allow_consumers();
     __shared__ float scratch[33];
     const float n_f = static_cast<float>(a.n);
     for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
         const float* x = a.x + r * a.x_stride;
         float* y = a.y + r * a.y_stride;
         float ss = 0.0f;
-        for (int64_t i = threadIdx.x; i < a.n; i += blockDim.x) {
-            const float v = x[i];
-            ss = __fmaf_rn(v, v, ss);
-        }
+        for (int64_t i = threadIdx.x; i < a.n; i += blockDim.x) ss = __fmaf_rn(x[i], x[i], ss);
         ss = block_sum(ss, scratch);
-        // mean + eps (RMS) or sum + eps (L2), then one correctly rounded sqrt and division.
         const float denom = K == NormKind::L2 ? ss + a.eps : ss / n_f + a.eps;
         const float scale = 1.0f / sqrtf(denom);
         for (int64_t i = threadIdx.x; i < a.n; i += blockDim.x) {
-            float v = x[i] * scale;
-            if constexpr (K != NormKind::L2) v *= a.w[i];
-            if constexpr (K == NormKind::GatedRms) v *= silu_f(a.z[r * a.z_stride + i]);
-            y[i] = v;
-            // A warp holds 32 consecutive elements of one row here (blockDim and n are multiples of
-            // 32 when a copy is asked for), i.e. exactly one Q8_32 block of the contiguous output.
-            if (a.quantized.base != nullptr) quantize_q8_32_block(v, (r * a.n + i) / 32, a.quantized);
+            float o = x[i] * scale;
+            if constexpr (K != NormKind::L2) o *= a.w[i];
+            if constexpr (K == NormKind::GatedRms) o *= silu_f(a.z[r * a.z_stride + i]);
+            y[i] = o;
+            if (a.quantized.base != nullptr) quantize_q8_32_block(o, (r * a.n + i) / 32, a.quantized);
         }
     }
 }
 
-// Threads per row: about 8 elements each, a multiple of 32, between 32 and 512.
+// Threads per row: kPer elements each (the last ones fewer), a multiple of 32, 32 to 1024.
 int threads_for_row(int64_t n) {
-    int64_t t = (n / 8 + 31) / 32 * 32;
+    int64_t t = ((n + kPer - 1) / kPer + 31) / 32 * 32;
     if (t < 32) t = 32;
-    if (t > 512) t = 512;
+    if (t > 1024) t = 1024;
     return static_cast<int>(t);
 }
 
@@ -63,7 +117,10 @@ template <NormKind K>
 cudaError_t launch(const NormArgs& a, cudaStream_t stream) {
     if (a.n <= 0 || a.rows <= 0) return cudaSuccess;
     const unsigned blocks = static_cast<unsigned>(a.rows < kMaxRowBlocks ? a.rows : kMaxRowBlocks);
-    (void)launch_chained(norm_rows_kernel<K>, blocks, threads_for_row(a.n), 0, stream, a);
+    if (a.n <= int64_t{kPer} * 1024)
+        (void)launch_chained(norm_rows_kernel<K>, blocks, threads_for_row(a.n), 0, stream, a);
+    else
+        (void)launch_chained(norm_long_rows_kernel<K>, blocks, 1024, 0, stream, a);
     return cudaGetLastError();
 }
 

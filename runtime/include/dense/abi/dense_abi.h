@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define DENSE_ABI_MAJOR 1u
-#define DENSE_ABI_MINOR 2u
+#define DENSE_ABI_MINOR 3u
 
 /* dense_pack_score(NULL) returns the ABI version the pack was built against, encoded like this. It
  * lets the host refuse a pack of another major before it reads any struct the pack fills. */
@@ -337,6 +337,18 @@ typedef struct dense_device_api {
     dense_status (*capture_end)(void* user, uint32_t device_index, void* stream, void** out_graph);
     dense_status (*graph_launch)(void* user, uint32_t device_index, void* graph, void* stream);
     void (*graph_destroy)(void* user, uint32_t device_index, void* graph);
+    /* ---- ABI 1.3 (NULL in older packs: the host then uses plain host memory and has no profile).
+     * Page-locked host memory: copies from and to it are truly asynchronous and run at the bus's
+     * full speed (the step's inputs and logits). Synchronous; freed with host_free. */
+    dense_status (*host_alloc)(void* user, uint32_t device_index, uint64_t bytes, void** out_ptr);
+    void (*host_free)(void* user, uint32_t device_index, void* ptr);
+    /* Timing marks (CUDA events): `count` marks recorded on a stream, the time between two of them
+     * read after they completed (marks_elapsed_ms waits for `to`). For the bench's per-op profile. */
+    dense_status (*marks_create)(void* user, uint32_t device_index, uint32_t count, void** out_marks);
+    dense_status (*mark_record)(void* user, uint32_t device_index, void* marks, uint32_t index, void* stream);
+    dense_status (*marks_elapsed_ms)(void* user, uint32_t device_index, void* marks, uint32_t from, uint32_t to,
+                                     float* out_ms);
+    void (*marks_destroy)(void* user, uint32_t device_index, void* marks);
 } dense_device_api;
 
 typedef struct dense_pack {
