@@ -142,13 +142,14 @@ done
 # ---- 4. benchmarks ---------------------------------------------------------------------------
 # (a) the bandwidth ceiling and the per-format GEMV micro-bench at the 27B shapes;
 # (b) the full-size synthetic 27B (written HERE, not carried), then the llama-bench-style run;
-# (c) the same decode with chained launches off (DENSE_CUDA_CHAIN=0), to measure what they give;
+# (c) the same decode with one switch off (DENSE_BENCH_AB_ENV, default DENSE_CUDA_CHAIN=0: chained
+#     launches off), to measure what it gives;
 # (d) the peer, llama.cpp's llama-bench, on the same file in the same run, when .peer/ is carried
 #     (../shared/peer/prepare-llama-cpp.sh; its first build takes ~3.5 min of the machine).
 # Each result lands in $logs as markdown + JSON (+ SVG); one line per result in the summary.
 # Env: DENSE_BENCH=0 skips all of it; DENSE_BENCH_GEMV=0 skips (a); DENSE_BENCH_27B=0 skips (b)-(d);
 # DENSE_BENCH_ARGS overrides the model bench flags (default "-p 512 -n 128 -d 0,8192,32768 -r 3");
-# DENSE_BENCH_AB=0 skips (c); DENSE_PEER=0 skips (d); DENSE_PEER_ARGS replaces llama-bench's flags
+# DENSE_BENCH_AB=0 skips (c), DENSE_BENCH_AB_ENV=VAR=VALUE picks its switch; DENSE_PEER=0 skips (d); DENSE_PEER_ARGS replaces llama-bench's flags
 # (default: its script's own, pp512 + tg128, then tg64 at depth 8192 and 32768, 3 repetitions);
 # DENSE_PROFILE_STEPS (default 16, 0 = off): the model bench also times that many decode steps node
 # by node (`bench --profile`: time per op kind and tensor role, GEMV GB/s) -- Nsight Systems cannot
@@ -190,13 +191,16 @@ if [ "${DENSE_BENCH:-1}" != 0 ]; then
     fi
     echo "27b bench: $(( $(date +%s) - start ))s"
     if [ "${DENSE_BENCH_AB:-1}" != 0 ]; then
-      section "27b decode with chained launches off (DENSE_CUDA_CHAIN=0)"
-      if DENSE_CUDA_CHAIN=0 "$carry/bin/dense-rt" -m "$model" bench -p 0 -n 128 -d 0 -r 3 \
-          >"$logs/bench-27b-nochain.md" 2>"$logs/bench-27b-nochain.log"; then
-        cat "$logs/bench-27b-nochain.md"
-        while IFS= read -r row; do bench_rows+=("no-chain 27b $row"); done < <(grep '^| tg' "$logs/bench-27b-nochain.md")
+      # One switch off at a time, the rest as in the run above: DENSE_BENCH_AB_ENV (default
+      # DENSE_CUDA_CHAIN=0, chained launches off; DENSE_CUDA_GEMV_DIRECT=0 keeps every GEMV on the ring).
+      ab_env=${DENSE_BENCH_AB_ENV:-DENSE_CUDA_CHAIN=0}
+      section "27b decode with $ab_env"
+      if env "$ab_env" "$carry/bin/dense-rt" -m "$model" bench -p 0 -n 128 -d 0 -r 3 \
+          >"$logs/bench-27b-ab.md" 2>"$logs/bench-27b-ab.log"; then
+        cat "$logs/bench-27b-ab.md"
+        while IFS= read -r row; do bench_rows+=("$ab_env 27b $row"); done < <(grep '^| tg' "$logs/bench-27b-ab.md")
       else
-        tail -20 "$logs/bench-27b-nochain.log"; bench_rows+=("27b no-chain bench FAILED"); any_failed=1
+        tail -20 "$logs/bench-27b-ab.log"; bench_rows+=("27b bench with $ab_env FAILED"); any_failed=1
       fi
     fi
     if [ "${DENSE_PEER:-1}" != 0 ] && [ -f "$root/.peer/llama.cpp-trim.tar.xz" ]; then
