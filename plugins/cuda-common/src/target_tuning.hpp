@@ -35,6 +35,9 @@ inline constexpr int kGemvItemBytes = 2304;
 inline constexpr int kGemvBytesInFlightPerWarp = 4096;
 inline constexpr int kGemvMaxStages = 4;
 inline constexpr int kGemvMaxSharedBytes = 48 * 1024;
+// Formats that declare kDirectLoads (Q4_K, Q5_K, IQ4_XS) read their weights straight into registers
+// instead of through the ring on matrices of >= 4096 rows: 10-25 % faster at the 27B shapes here.
+inline constexpr bool kGemvDirectLoads = true;
 // Float-weight GEMV and the activation quantizer: plain one-warp-per-row / one-warp-per-block
 // kernels (small tensors; they never carry the bulk of a model's bytes).
 inline constexpr int kFloatGemvThreads = 256;
@@ -52,6 +55,7 @@ inline constexpr int kGemvItemBytes = 2304;
 inline constexpr int kGemvBytesInFlightPerWarp = 3072;
 inline constexpr int kGemvMaxStages = 4;
 inline constexpr int kGemvMaxSharedBytes = 48 * 1024;
+inline constexpr bool kGemvDirectLoads = false;  // not measured on an RTX 50xx yet: the ring everywhere
 inline constexpr int kFloatGemvThreads = 256;
 inline constexpr int kQuantizeThreads = 256;
 #else

@@ -53,6 +53,9 @@ struct IQ4_XSDot {
     static constexpr int kStepBytes = kBlockBytes;
     static constexpr int kAlign = 8;  // 136 = 8 * 17
     static constexpr IqTable kTable = IqTable::Iq4Values;
+    // The unit reads only its own step, in 8/16-byte aligned fields: the GEMV may read it from
+    // global memory directly (gemv_kernel.cuh, gemv_direct_kernel).
+    static constexpr bool kDirectLoads = true;
 
     template <int A>
     DENSE_DECODE_FN static void unit(const uint8_t* step, int u, const ActUnit& a, const IqTables& t, float (&term)[2]) {

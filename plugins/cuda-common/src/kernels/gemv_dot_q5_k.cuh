@@ -15,6 +15,9 @@ struct Q5_KDot {
     static constexpr int kStepBytes = kBlockBytes;
     static constexpr int kAlign = 16;  // 176 = 16 * 11
     static constexpr IqTable kTable = IqTable::None;
+    // The unit reads only its own step, in 8/16-byte aligned fields: the GEMV may read it from
+    // global memory directly (gemv_kernel.cuh, gemv_direct_kernel).
+    static constexpr bool kDirectLoads = true;
 
     template <int A>
     DENSE_DECODE_FN static void unit(const uint8_t* step, int u, const ActUnit& a, const IqTables&, float (&term)[2]) {

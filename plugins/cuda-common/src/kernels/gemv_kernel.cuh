@@ -40,6 +40,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
 
 namespace dense::cuda::gemv {
 
@@ -319,6 +322,105 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_q_
     cp_async_wait<0>();
 }
 
+// ---- the direct variant -----------------------------------------------------------------------------
+// The same work decomposition, summation order and results as gemv_q_kernel (8 rows x 4 units per
+// warp, the same K slices for the same ks), but each lane reads its unit's weight words straight from
+// global memory into registers, two steps per iteration, instead of through the shared-memory ring.
+// For formats whose unit reads a few wide, aligned fields (Q4_K, Q5_K, IQ4_XS: 8/16-byte loads) that
+// saves the copy bookkeeping and the shared-memory round trip, and measured 10-25 % faster on an H200
+// at the 27B shapes with >= 4096 rows (docs/perf-notes.md, session 5); for formats read in many small
+// or unaligned pieces (Q8_0, Q6_K, Q3_K, IQ2_*) the ring is faster, and for short matrices (1024 rows)
+// too. Only for matrices that start 16-byte aligned and whose rows are whole steps (in % 256 == 0):
+// then every load stays inside the matrix, since a unit at A >= 8 reads its step's own bytes only.
+// DENSE_CUDA_GEMV_DIRECT=0 keeps every format on the ring (read once; for A/B measurements).
+inline bool direct_loads_enabled() {
+    static const bool enabled = [] {
+        const char* v = std::getenv("DENSE_CUDA_GEMV_DIRECT");
+        return v == nullptr || std::strcmp(v, "0") != 0;
+    }();
+    return enabled;
+}
+
+// Whether format D declares kDirectLoads = true (the pack's CUDA code is C++17: a trait, not a concept).
+template <class D, class = void>
+struct DirectLoadFormat : std::false_type {};
+template <class D>
+struct DirectLoadFormat<D, std::void_t<decltype(D::kDirectLoads)>> : std::bool_constant<D::kDirectLoads> {};
+
+template <class Dot, int A>
+__global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_direct_kernel(const GemvKernelArgs p) {
+    static_assert(A >= 8, "direct loads need the aligned fast path of the format's unit");
+    constexpr int kTableSmem = table_bytes(Dot::kTable) > 0 ? table_bytes(Dot::kTable) : 16;
+    __shared__ __align__(16) uint8_t table[kTableSmem];
+    __shared__ float red[2][kWarps][kRowsPerWarp];
+    const int warp = static_cast<int>(threadIdx.x >> 5);
+    const int lane = static_cast<int>(threadIdx.x & 31);
+    const int r8 = lane >> 2, u = lane & 3;
+    const int ks = p.ks, kw = warp % ks, rw = warp / ks, rws = kWarps / ks;
+    const int s_begin = static_cast<int>(static_cast<int64_t>(p.steps) * kw / ks);
+    const int s_end = static_cast<int>(static_cast<int64_t>(p.steps) * (kw + 1) / ks);
+    auto row_base = [&](int64_t row) {
+        return p.w + static_cast<int64_t>(min(row, p.rows - 1)) * p.row_bytes;
+    };
+    // Weights are immutable: ask L2 for this lane's share of its first two steps before waiting for
+    // the kernel before (launch_chain.cuh), so the stream starts during that kernel's tail.
+    if (blockIdx.x < p.n_block_tiles) {
+        const uint8_t* first = row_base((static_cast<int64_t>(blockIdx.x) * rws + rw) * kRowsPerWarp + r8) +
+                               static_cast<int64_t>(s_begin) * Dot::kStepBytes;
+        const int span = min(2, s_end - s_begin) * Dot::kStepBytes;
+        for (int off = 32 * u; off < span; off += 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(first + off));
+    }
+    IqTables tables;
+    stage_tables<Dot>(table, tables);
+    __syncthreads();
+    wait_for_producers();
+    allow_consumers();
+
+    int parity = 0;
+    for (int64_t bt = blockIdx.x; bt < p.n_block_tiles; bt += gridDim.x, parity ^= 1) {
+        const int64_t row0 = (bt * rws + rw) * kRowsPerWarp;  // the warp's row tile
+        const int64_t row = row0 + r8;
+        const uint8_t* base = row_base(row);
+        float acc = 0.0f;
+        if (row0 < p.rows) {  // warp-uniform; lanes of rows past the end read the last row, dropped
+            int s = s_begin;
+            for (; s + 2 <= s_end; s += 2) {
+#pragma unroll
+                for (int j = 0; j < 2; ++j) {
+                    ActUnit a;
+                    load_act_pair(p.act, (s + j) * 8 + 2 * u, a);
+                    float term[2];
+                    Dot::template unit<A>(base + static_cast<int64_t>(s + j) * Dot::kStepBytes, u, a, tables, term);
+                    acc = add(add(acc, term[0]), term[1]);
+                }
+            }
+            if (s < s_end) {
+                ActUnit a;
+                load_act_pair(p.act, s * 8 + 2 * u, a);
+                float term[2];
+                Dot::template unit<A>(base + static_cast<int64_t>(s) * Dot::kStepBytes, u, a, tables, term);
+                acc = add(add(acc, term[0]), term[1]);
+            }
+        }
+        acc = add(acc, __shfl_xor_sync(0xFFFFFFFFu, acc, 1));
+        acc = add(acc, __shfl_xor_sync(0xFFFFFFFFu, acc, 2));
+        if (ks == 1) {
+            if (u == 0 && row < p.rows) p.dst[row] = p.accumulate ? add(p.dst[row], acc) : acc;
+        } else {
+            // As in gemv_q_kernel: every warp of the block passes this barrier once per block tile;
+            // the parity buffer lets the next tile's partials land while these are read.
+            if (u == 0) red[parity][warp][r8] = acc;
+            __syncthreads();
+            if (kw == 0 && lane < kRowsPerWarp) {
+                float sum = red[parity][rw * ks][lane];
+                for (int j = 1; j < ks; ++j) sum = add(sum, red[parity][rw * ks + j][lane]);
+                const int64_t out_row = row0 + lane;
+                if (out_row < p.rows) p.dst[out_row] = p.accumulate ? add(p.dst[out_row], sum) : sum;
+            }
+        }
+    }
+}
+
 // Multiprocessors of the current device (cached per device ordinal).
 inline int sm_count() {
     static std::atomic<int> cache[64];  // zero-initialised (static storage)
@@ -334,14 +436,12 @@ inline int sm_count() {
     return n;
 }
 
-// Resident thread blocks per multiprocessor of one instantiation (asked once).
-template <class Dot, int A>
+// Resident thread blocks per multiprocessor of one kernel instantiation (asked once per kernel).
+template <auto Kernel, int SharedBytes>
 int blocks_per_sm() {
     static const int n = [] {
         int b = 0;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, gemv_q_kernel<Dot, A>, kThreads,
-                                                          Staging<Dot>::kSharedBytes) != cudaSuccess ||
-            b <= 0) {
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, kThreads, SharedBytes) != cudaSuccess || b <= 0) {
             (void)cudaGetLastError();
             return 1;
         }
@@ -376,15 +476,37 @@ inline int choose_ks(int64_t row_tiles, int steps) {
     return best_ks;
 }
 
-template <class Dot, int A>
-cudaError_t launch_gemv_as(const GemvKernelArgs& args, cudaStream_t stream) {
-    // Grid: as many blocks as can be resident, but with the block tiles spread evenly (every block
-    // gets the same number of tiles, give or take one), so no wave of stragglers runs alone.
-    const int64_t max_blocks = static_cast<int64_t>(sm_count()) * blocks_per_sm<Dot, A>();
+// Grid: as many blocks as can be resident, but with the block tiles spread evenly (every block gets
+// the same number of tiles, give or take one), so no wave of stragglers runs alone.
+template <auto Kernel, int SharedBytes>
+cudaError_t launch_balanced(const GemvKernelArgs& args, cudaStream_t stream) {
+    const int64_t max_blocks = static_cast<int64_t>(sm_count()) * blocks_per_sm<Kernel, SharedBytes>();
     const int64_t per_block = (args.n_block_tiles + max_blocks - 1) / max_blocks;
     const int64_t blocks = (args.n_block_tiles + per_block - 1) / per_block;
-    (void)launch_chained(gemv_q_kernel<Dot, A>, static_cast<unsigned>(blocks), kThreads, Staging<Dot>::kSharedBytes, stream, args);
+    (void)launch_chained(Kernel, static_cast<unsigned>(blocks), kThreads, SharedBytes, stream, args);
     return cudaGetLastError();
+}
+
+template <class Dot, int A>
+cudaError_t launch_gemv_as(const GemvKernelArgs& args, cudaStream_t stream) {
+    return launch_balanced<gemv_q_kernel<Dot, A>, Staging<Dot>::kSharedBytes>(args, stream);
+}
+
+// Whether a matrix takes the direct variant: the format reads wide aligned fields, this arch's
+// tuning says direct loads pay (measured), the matrix is 16-byte aligned with whole steps per row,
+// and it has enough rows (below ~4096 rows the ring's deeper prefetch wins: 1024 x 5120 took
+// 3.5 us staged vs 3.9 us direct on an H200).
+inline constexpr int64_t kDirectMinRows = 4096;
+
+template <class Dot>
+bool use_direct_loads(const GemvKernelArgs& p, int64_t in) {
+    if constexpr (DirectLoadFormat<Dot>::value && tuning::kGemvDirectLoads) {
+        return p.w_begin % 16 == 0 && in % kStepElems == 0 && p.rows >= kDirectMinRows && direct_loads_enabled();
+    } else {
+        (void)p;
+        (void)in;
+        return false;
+    }
 }
 
 template <class Dot>
@@ -410,6 +532,10 @@ cudaError_t launch_gemv(const GemvLaunch& c, cudaStream_t stream) {
     p.act.s = reinterpret_cast<const float*>(base + c.in + c.in / 8);
     p.dst = c.dst;
     p.accumulate = c.accumulate ? 1 : 0;
+    if constexpr (DirectLoadFormat<Dot>::value && tuning::kGemvDirectLoads) {
+        if (use_direct_loads<Dot>(p, c.in))
+            return launch_balanced<gemv_direct_kernel<Dot, Dot::kAlign>, 0>(p, stream);
+    }
     if constexpr (Dot::kAlign > 2) {
         // Every step of a 16-byte-aligned matrix is kAlign-aligned (row_bytes is a multiple of the
         // step size, itself a multiple of kAlign); otherwise the any-alignment path.
