@@ -22,7 +22,7 @@ endif()
 
 function(dense_add_pack name)
   cmake_parse_arguments(ARG "INSTALL" "OUTPUT_DIRECTORY" "SOURCES;CUDA_ARCHITECTURES" ${ARGN})
-  if(NOT name MATCHES "^[a-z0-9]+-[a-z0-9_]+")
+  if(NOT name MATCHES "^[a-z0-9]+-[a-z0-9_]+$")
     message(FATAL_ERROR "dense_add_pack: name '${name}' must be <family>-<variant> (lower case)")
   endif()
   set(target dense-${name})

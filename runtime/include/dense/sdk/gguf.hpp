@@ -8,11 +8,12 @@
 //   g::File in = g::File::read("model.gguf");              // whole file in memory; throws g::Error
 //   g::Writer out(in.alignment());
 //   for (const auto& kv : in.kvs()) out.add_kv(kv);          // copied byte for byte
+//   out.set_pack_type(my_file_id, {"vendor.format", {64, 36}});  // BEFORE add_tensor: the dense.type.<id>
+//                                                             // key and the block (elements, bytes)
 //   for (const auto& t : in.tensors()) {
 //       if (wanted(t)) out.add_tensor(t.name, my_file_id, t.ne, convert(in.tensor_data(t)));
 //       else           out.add_tensor(t.name, t.type, t.ne, in.tensor_data(t));
 //   }
-//   out.set_pack_type(my_file_id, "vendor.format");          // the dense.type.<id> key, see below
 //   out.write("model-vendor.gguf");
 //
 // Pack formats in a GGUF: a file stores ggml type ids. A tensor in a pack-registered format carries
