@@ -47,3 +47,8 @@ install(FILES
   DESTINATION "${DENSE_CMAKE_PACKAGE_DIR}")
 
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/plugins/examples/" DESTINATION "${CMAKE_INSTALL_DATADIR}/dense-rt/examples")
+# The vocabulary `dense-rt synth` uses by default (from llama.cpp's models/, MIT; its README says so):
+# an installed dense-rt finds it at <prefix>/share/dense-rt/vocab without the source tree.
+install(FILES "${PROJECT_SOURCE_DIR}/tests/data/vocab/ggml-vocab-qwen35.gguf"
+              "${PROJECT_SOURCE_DIR}/tests/data/vocab/README.md"
+        DESTINATION "${CMAKE_INSTALL_DATADIR}/dense-rt/vocab")

@@ -91,10 +91,13 @@ grep -q "$prefix/lib/dense-rt/packs/libdense-example-q4m64.so" "$work/packs-defa
 rm "$prefix/lib/dense-rt/packs/libdense-example-q4m64.so"  # from here on, only through run configs
 
 step "models: tiny qwen35 in Q8_0 (vocabulary cut to 8192 to keep the files small) and conversions"
-"$dense_rt" synth --arch qwen35 --shape tiny --mix q8_0 --seed 1 --vocab-size 8192 --out "$models/q8.gguf" \
+# No --vocab, from outside the source tree: the installed copy in share/dense-rt/vocab must be used.
+(cd "$work" && "$dense_rt" synth --arch qwen35 --shape tiny --mix q8_0 --seed 1 --vocab-size 8192 --out "$models/q8.gguf") \
   >"$work/synth.log" 2>&1 || { cat "$work/synth.log"; fail "synth"; }
 grep -q "binding   OK against $prefix/share/dense-rt/models/qwen35.yaml" "$work/synth.log" ||
   fail "the installed dense-rt did not use its installed model description: $(tail -1 "$work/synth.log")"
+grep -q "from $prefix/share/dense-rt/vocab/ggml-vocab-qwen35.gguf" "$work/synth.log" ||
+  fail "the installed dense-rt did not use its installed vocabulary: $(grep vocab "$work/synth.log")"
 conv() { "$convert" "$models/q8.gguf" "$@" | tee -a "$work/convert.log"; }
 conv "$models/q4.gguf"
 conv "$models/q4-ref.gguf" --dequantized-f32

@@ -83,8 +83,8 @@ int cmd_synth(const SynthFlags& flags) {
         req.vocab = *v;
     } else {
         throw Error(ErrorKind::Usage,
-                    "synth: no --vocab given and tests/data/vocab/ggml-vocab-qwen35.gguf is not under the working "
-                    "directory or the source tree");
+                    "synth: no --vocab given and ggml-vocab-qwen35.gguf is neither under tests/data/vocab of the "
+                    "working directory, nor in <prefix>/share/dense-rt/vocab of this dense-rt, nor in its source tree");
     }
     const std::filesystem::path out_path = flags.out;
 

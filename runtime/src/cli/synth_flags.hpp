@@ -14,7 +14,7 @@ struct SynthFlags {
     std::string mix;
     std::string out;
     uint64_t seed = 1;
-    std::string vocab;     // empty: tests/data/vocab/ggml-vocab-qwen35.gguf (cwd, then the source tree)
+    std::string vocab;     // empty: ggml-vocab-qwen35.gguf (cwd tests/data/vocab, installed share, source tree)
     unsigned threads = 0;  // 0: all cores
     synth::ShapeOverrides dims;
 };

@@ -199,6 +199,12 @@ std::optional<fs::path> default_vocab_path() {
     const fs::path rel = fs::path("tests") / "data" / "vocab" / "ggml-vocab-qwen35.gguf";
     std::error_code ec;
     if (fs::is_regular_file(rel, ec)) return rel;
+    // An installed dense-rt: <prefix>/bin/dense-rt next to <prefix>/share/dense-rt/vocab/.
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        const fs::path installed = exe.parent_path().parent_path() / "share" / "dense-rt" / "vocab" / rel.filename();
+        if (fs::is_regular_file(installed, ec)) return installed;
+    }
 #ifdef DENSE_SOURCE_DIR_FOR_SYNTH
     const fs::path src = fs::path(DENSE_SOURCE_DIR_FOR_SYNTH) / rel;
     if (fs::is_regular_file(src, ec)) return src;

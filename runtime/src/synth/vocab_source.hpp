@@ -51,8 +51,9 @@ struct SynthVocab {
 // tokenizer.ggml.tokens).
 SynthVocab load_vocab(const std::filesystem::path& path, uint64_t size);
 
-// tests/data/vocab/ggml-vocab-qwen35.gguf under the working directory or the source tree dense-rt
-// was built from; nullopt if neither exists.
+// tests/data/vocab/ggml-vocab-qwen35.gguf under the working directory, else the copy an installed
+// dense-rt has in <prefix>/share/dense-rt/vocab, else the source tree dense-rt was built from;
+// nullopt if none exists.
 std::optional<std::filesystem::path> default_vocab_path();
 
 }  // namespace dense::synth
