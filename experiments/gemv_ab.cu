@@ -42,8 +42,8 @@ using namespace dense::cuda::gemv;
     } while (0)
 
 // ---- the direct variant -------------------------------------------------------------------------
-template <class Dot, int A, int U>
-__global__ void __launch_bounds__(256, 4) gemv_direct_kernel(const GemvKernelArgs p) {
+template <class Dot, int A, int U, int MINB = 4, int PF = 0>
+__global__ void __launch_bounds__(256, MINB) gemv_direct_kernel(const GemvKernelArgs p) {
     __shared__ __align__(16) uint8_t table[Dot::kTable == IqTable::None || Dot::kTable == IqTable::Iq4Values ? 16 : table_bytes(Dot::kTable)];
     __shared__ float red[2][kWarps][kRowsPerWarp];
     const int warp = static_cast<int>(threadIdx.x >> 5);
@@ -66,6 +66,10 @@ __global__ void __launch_bounds__(256, 4) gemv_direct_kernel(const GemvKernelArg
         if (row0 < p.rows) {
             int s = s_begin;
             for (; s + U <= s_end; s += U) {
+                if constexpr (PF > 0) {  // ask L1 for this lane's bytes PF steps ahead
+                    if (s + PF < s_end)
+                        asm volatile("prefetch.global.L1 [%0];" ::"l"(base + static_cast<int64_t>(s + PF) * Dot::kStepBytes + 32 * u));
+                }
 #pragma unroll
                 for (int j = 0; j < U; ++j) {
                     ActUnit a;
@@ -99,7 +103,7 @@ __global__ void __launch_bounds__(256, 4) gemv_direct_kernel(const GemvKernelArg
     }
 }
 
-template <class Dot, int U>
+template <class Dot, int U, int MINB = 4, int PF = 0>
 void launch_direct(const GemvLaunch& c, int ks, int blocks_per_sm_cap, cudaStream_t stream) {
     GemvKernelArgs p{};
     p.w = static_cast<const uint8_t*>(c.weight);
@@ -117,12 +121,12 @@ void launch_direct(const GemvLaunch& c, int ks, int blocks_per_sm_cap, cudaStrea
     p.dst = c.dst;
     constexpr int A = Dot::kAlign;
     int occ = 0;
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, gemv_direct_kernel<Dot, A, U>, 256, 0));
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, gemv_direct_kernel<Dot, A, U, MINB, PF>, 256, 0));
     if (blocks_per_sm_cap > 0 && occ > blocks_per_sm_cap) occ = blocks_per_sm_cap;
     const int64_t max_blocks = static_cast<int64_t>(sm_count()) * occ;
     const int64_t per_block = (p.n_block_tiles + max_blocks - 1) / max_blocks;
     const int64_t blocks = (p.n_block_tiles + per_block - 1) / per_block;
-    CK(launch_chained(gemv_direct_kernel<Dot, A, U>, static_cast<unsigned>(blocks), 256, 0, stream, p));
+    CK(launch_chained(gemv_direct_kernel<Dot, A, U, MINB, PF>, static_cast<unsigned>(blocks), 256, 0, stream, p));
 }
 
 // ---- data -----------------------------------------------------------------------------------------
@@ -195,10 +199,14 @@ void run_format(const Fmt& f, const std::vector<std::pair<int64_t, int64_t>>& sh
         };
         std::vector<Variant> variants;
         variants.push_back({"staged", [&](const GemvLaunch& c) { CK(launch_gemv<Dot>(c, stream)); }});
-        for (int ks : {1, 2, 4, 8}) {
-            if (ks > in / 256) continue;
-            variants.push_back({"direct U2 ks" + std::to_string(ks), [&, ks](const GemvLaunch& c) { launch_direct<Dot, 2>(c, ks, 0, stream); }});
-            variants.push_back({"direct U4 ks" + std::to_string(ks), [&, ks](const GemvLaunch& c) { launch_direct<Dot, 4>(c, ks, 0, stream); }});
+        const int ks = choose_ks((out + 7) / 8, static_cast<int>(in / 256));
+        if constexpr (Dot::kAlign >= 8) {
+            variants.push_back({"direct U2 mb4", [&, ks](const GemvLaunch& c) { launch_direct<Dot, 2, 4, 0>(c, ks, 0, stream); }});
+            variants.push_back({"direct U4 mb3", [&, ks](const GemvLaunch& c) { launch_direct<Dot, 4, 3, 0>(c, ks, 0, stream); }});
+            variants.push_back({"direct U8 mb2", [&, ks](const GemvLaunch& c) { launch_direct<Dot, 8, 2, 0>(c, ks, 0, stream); }});
+            variants.push_back({"direct U2 mb4 pf4", [&, ks](const GemvLaunch& c) { launch_direct<Dot, 2, 4, 4>(c, ks, 0, stream); }});
+            variants.push_back({"direct U4 mb3 pf4", [&, ks](const GemvLaunch& c) { launch_direct<Dot, 4, 3, 4>(c, ks, 0, stream); }});
+            variants.push_back({"direct U2 mb4 pf8", [&, ks](const GemvLaunch& c) { launch_direct<Dot, 2, 4, 8>(c, ks, 0, stream); }});
         }
         for (auto& v : variants) {
             GemvLaunch c;
@@ -271,18 +279,9 @@ int main(int argc, char** argv) {
     };
     cudaStream_t stream;
     CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    const std::vector<std::pair<int64_t, int64_t>> shapes = {{5120, 17408}, {17408, 5120}, {5120, 10240}, {5120, 1024}};
-    if (on("q8_0")) run_format<Q8_0Dot>({"q8_0", 32, 34, {0}}, shapes, stream);
+    const std::vector<std::pair<int64_t, int64_t>> shapes = {{5120, 17408}, {17408, 5120}, {5120, 10240}};
     if (on("q4_k")) run_format<Q4_KDot>({"q4_k", 256, 144, {0, 2}}, shapes, stream);
     if (on("iq4_xs")) run_format<IQ4_XSDot>({"iq4_xs", 256, 136, {0}}, shapes, stream);
     if (on("q5_k")) run_format<Q5_KDot>({"q5_k", 256, 176, {0, 2}}, shapes, stream);
-    if (on("q6_k")) run_format<Q6_KDot>({"q6_k", 256, 210, {208}}, shapes, stream);
-    if (on("q3_k")) run_format<Q3_KDot>({"q3_k", 256, 110, {108}}, shapes, stream);
-    if (on("q2_k")) run_format<Q2_KDot>({"q2_k", 256, 84, {80, 82}}, shapes, stream);
-    if (on("iq2_xs")) run_format<IQ2_XSDot>({"iq2_xs", 256, 74, {0}}, shapes, stream);
-    if (on("iq2_s")) run_format<IQ2_SDot>({"iq2_s", 256, 82, {0}}, shapes, stream);
-    if (on("iq3_xxs")) run_format<IQ3_XXSDot>({"iq3_xxs", 256, 98, {0}}, shapes, stream);
-    if (on("iq3_s")) run_format<IQ3_SDot>({"iq3_s", 256, 110, {0}}, shapes, stream);
-    if (on("iq4_nl")) run_format<IQ4_NLDot>({"iq4_nl", 32, 18, {0}}, shapes, stream);
     return 0;
 }
