@@ -1,7 +1,10 @@
-// GEMV design experiment (not part of the build): the pack's staged kernel (gemv_kernel.cuh: cp.async
-// ring in shared memory) against a "direct" variant that reads the weight words straight from global
-// memory into registers with U steps unrolled (loads of U steps in flight per lane), on the same
-// per-format Dot code. Both are checked against the host build of the same Dot code (double sums).
+// GEMV design experiment (not part of the build): the pack's own launch (`launch_gemv<Dot>`, which
+// picks the ring kernel or, for Q4_K/Q5_K/IQ4_XS, the direct kernel) against variants of a "direct"
+// kernel that reads the weight words straight from global memory into registers: U steps unrolled
+// (their loads in flight together), the register budget via __launch_bounds__ min blocks per SM, and
+// an optional L1 prefetch PF steps ahead; K split as the pack's choose_ks. Every variant is checked
+// against the host build of the same per-format Dot code (double sums). Session 5 used it first with
+// every format and ks in {1, 2, 4, 8} (perf-notes), then in this form for Q4_K, IQ4_XS and Q5_K.
 //
 // Build (here or on the GPU machine):
 //   nvcc -O3 -std=c++20 -arch=sm_90 -DDENSE_CUDA_TARGET_CC=90 -Iplugins/cuda-common/src \
