@@ -261,7 +261,10 @@ TEST_P(CudaGemv, SmallAndOddShapesAndUnalignedMatrices) {
     const FormatKernels& f = *GetParam();
     // Tiny-model row lengths, row counts that are not multiples of the 8-row tile, short matrices
     // (the K split), and for the 32-element formats lengths ending in a partial 256-element step.
-    std::vector<std::pair<int64_t, int64_t>> shapes = {{256, 1}, {512, 7}, {768, 48}, {5120, 1024}, {6144, 5120}};
+    // 4100 rows: >= 4096, so Q4_K/Q5_K/IQ4_XS take the direct-load kernel with a last row tile of 4
+    // rows (warps past the end still pass the K-split barrier); 17408 x 4100 the same with long slices.
+    std::vector<std::pair<int64_t, int64_t>> shapes = {{256, 1},     {512, 7},     {768, 48},   {5120, 1024},
+                                                       {6144, 5120}, {5120, 4100}, {17408, 4100}};
     if (f.block_elements == 32) {
         shapes.push_back({32, 3});
         shapes.push_back({96, 9});
