@@ -164,6 +164,23 @@ TEST(WeightUpload, BatchesEndInASyncAndTheirPagesLeaveTheProcess) {
     EXPECT_GT(store.resident_after_upload(), 0u);
 }
 
+TEST(WeightUpload, KeepPageCacheReleasesTheProcessPagesOnly) {
+    if (page_cache_is_the_file()) GTEST_SKIP() << "the scratch dir is tmpfs: kept and dropped page cache look the same";
+    const auto m = mapped_mtp_model();
+    const auto range = used_range(m->bound);
+    touch(range);
+    const size_t page = test::page_bytes();
+    const auto* inner = reinterpret_cast<const std::byte*>(
+        (reinterpret_cast<uintptr_t>(range.data()) + page - 1) / page * page);
+    const size_t inner_len = (range.size() - static_cast<size_t>(inner - range.data())) / page * page;
+    ASSERT_EQ(test::pages_cached(inner, inner_len), inner_len / page);
+
+    RecordingGpuMemory gpu;
+    const WeightStore store(m->bound, gpu, uint64_t{128} << 10, /*drop_page_cache=*/false);
+    EXPECT_EQ(test::pages_mapped(inner, inner_len), 0u) << "uploaded pages still in the process";
+    EXPECT_EQ(test::pages_cached(inner, inner_len), inner_len / page) << "keep_page_cache dropped the page cache";
+}
+
 TEST(WeightUpload, ReleasingTheMappingChangesNoResult) {
     const auto m = mapped_mtp_model();
     const std::vector<int32_t> tokens{1, 17, 300, 42};

@@ -72,6 +72,21 @@ TEST_F(MappedFileRelease, WholeFileLeavesProcessAndPageCacheAndReadsTheSameAfter
     EXPECT_EQ(pages_mapped(bytes.data(), bytes.size()), pages);
 }
 
+TEST_F(MappedFileRelease, KeepingThePageCacheReleasesOnlyTheProcessPages) {
+    const size_t pages = 64;
+    const auto path = patterned_file("keep.bin", pages);
+    if (test::page_cache_is_the_file(path)) GTEST_SKIP() << path << " is on tmpfs: kept and dropped page cache look the same";
+    MappedFile m(path);
+    const auto bytes = m.bytes();
+    const uint64_t before = checksum(bytes);
+    ASSERT_EQ(pages_cached(bytes.data(), bytes.size()), pages);
+
+    EXPECT_EQ(m.release_pages(0, m.size(), /*drop_page_cache=*/false), m.size());
+    EXPECT_EQ(pages_mapped(bytes.data(), bytes.size()), 0u) << "MADV_DONTNEED left pages in the process";
+    EXPECT_EQ(pages_cached(bytes.data(), bytes.size()), pages) << "the page cache was dropped although kept";
+    EXPECT_EQ(checksum(bytes), before);
+}
+
 TEST_F(MappedFileRelease, OnlyWholePagesInsideTheRangeGo) {
     const size_t page = page_bytes();
     const auto path = patterned_file("partial.bin", 8);

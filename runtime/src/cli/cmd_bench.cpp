@@ -124,6 +124,7 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
                                      depths.front() + flags.profile_steps) + 2;
         so.kv_type = config->kv_type == "f32" ? DENSE_TYPE_F32 : DENSE_TYPE_F16;
         so.threads = static_cast<int32_t>(config->threads);
+        so.keep_page_cache = config->keep_page_cache;
         so.device = device;
         require_vram_fits(*model, packs, so, *config);  // the bill before any allocation
         exec::Session session(model->bound, model->spec, packs, so);

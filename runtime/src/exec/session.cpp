@@ -47,7 +47,7 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
         for (const auto* t : plan::weight_arena(model).tensors) device_rows[t] = split->gpu_rows(std::string(t->name));
     }
     memory_ = device.kind() == DENSE_DEVICE_CPU ? make_host_memory() : make_pack_memory(packs, options.device);
-    weights_ = std::make_unique<WeightStore>(model, *memory_);
+    weights_ = std::make_unique<WeightStore>(model, *memory_, kUploadBatchBytes, !options.keep_page_cache);
 
     // The graph options a plan of this session uses too (plan/graph_options.hpp): same graph, same bill.
     graph::GraphOptions go =

@@ -45,6 +45,9 @@ struct SessionOptions {
     // must be an exact cover (verified when the session is made). Only CPU sessions run a split so
     // far (both halves on cpu-ref: bit-identical to no split); a GPU session refuses one.
     std::optional<plan::Placement> row_split;
+    // GPU sessions: keep the uploaded weights' pages in the page cache (they still leave this
+    // process). Off by default, so a 15 GB model does not stay in the machine's memory after load.
+    bool keep_page_cache = false;
 };
 
 // One node's share of a profiled step (Session::profile_step).

@@ -31,7 +31,8 @@ void prefetch(const UploadBatch& batch) {
 
 }  // namespace
 
-WeightStore::WeightStore(const model::BoundModel& model, DeviceMemory& memory, uint64_t batch_bytes) {
+WeightStore::WeightStore(const model::BoundModel& model, DeviceMemory& memory, uint64_t batch_bytes,
+                         bool drop_page_cache) {
     const auto tensors = used_tensors(model);
     if (memory.kind() == DENSE_DEVICE_CPU) {
         for (const auto* t : tensors) where_[t] = t->data.data();
@@ -65,12 +66,12 @@ WeightStore::WeightStore(const model::BoundModel& model, DeviceMemory& memory, u
         const std::byte* to = b + 1 < plan.batches.size() ? page_floor(last.data() + last.size())
                                                          : last.data() + last.size();
         if (to > from) {
-            released_ += gguf::MappedFile::release_pages_at({from, static_cast<size_t>(to - from)});
+            released_ += gguf::MappedFile::release_pages_at({from, static_cast<size_t>(to - from)}, drop_page_cache);
             released_to = to;
         }
         progress.update(done);
     }
-    if (released_to != nullptr) {
+    if (released_to != nullptr && drop_page_cache) {
         // Once more over everything: the page cache holds a file in folios of up to a few MiB, and
         // the kernel drops only folios wholly inside a range, so the folios astride the batch
         // boundaries are still cached. The pages are already out of the process, so this second

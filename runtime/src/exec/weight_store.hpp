@@ -3,8 +3,8 @@
 // Tensors of skipped blocks (the MTP head) are never uploaded (exec/upload_plan.hpp).
 //
 // The GPU upload goes in batches of about 64 MiB (upload_plan.hpp): copy the batch, wait for the
-// device, then release the batch's pages of the mapping from the process and the page cache
-// (gguf::MappedFile::release_pages_at), so the resident memory after load stays small; meanwhile
+// device, then release the batch's pages of the mapping from the process and (by default) the page
+// cache (gguf::MappedFile::release_pages_at), so the resident memory after load stays small; meanwhile
 // the next batch is prefetched and a progress line runs on stderr (upload_progress.hpp). On the CPU
 // nothing is released: the ops read the weights from the mapping for the whole session.
 //
@@ -23,8 +23,11 @@ namespace dense::exec {
 class WeightStore {
 public:
     // CPU: pointers into the mapping. GPU: uploads every tensor the trunk and head use, in batches
-    // of `batch_bytes` (smaller in tests, to get many batches out of a tiny model).
-    WeightStore(const model::BoundModel& model, DeviceMemory& memory, uint64_t batch_bytes = kUploadBatchBytes);
+    // of `batch_bytes` (smaller in tests, to get many batches out of a tiny model); each batch's pages
+    // leave the process, and the page cache too unless `drop_page_cache` is false (the run config's
+    // keep_page_cache: a rerun of the same model then loads from memory instead of the disk).
+    WeightStore(const model::BoundModel& model, DeviceMemory& memory, uint64_t batch_bytes = kUploadBatchBytes,
+                bool drop_page_cache = true);
 
     const void* pointer(const gguf::TensorInfo* tensor) const;  // throws Internal for an unknown tensor
     uint64_t uploaded_bytes() const noexcept { return uploaded_; }  // the arena, padding included; 0 on the CPU

@@ -61,7 +61,7 @@ std::pair<uint64_t, uint64_t> clamp(const Mapping& m, uint64_t offset, uint64_t 
     return {begin, end};
 }
 
-uint64_t release_range(const Mapping& m, uint64_t offset, uint64_t len) noexcept {
+uint64_t release_range(const Mapping& m, uint64_t offset, uint64_t len, bool drop_page_cache) noexcept {
     if (m.data == nullptr) return 0;
     const uint64_t page = page_size();
     const auto [begin, end] = clamp(m, offset, len);
@@ -71,7 +71,7 @@ uint64_t release_range(const Mapping& m, uint64_t offset, uint64_t len) noexcept
     if (last <= first) return 0;
     // The process's page-table entries first: the page cache keeps a page that is still mapped.
     if (::madvise(const_cast<std::byte*>(m.data) + first, last - first, MADV_DONTNEED) != 0) return 0;
-    if (m.fd >= 0) (void)::posix_fadvise(m.fd, static_cast<off_t>(first), static_cast<off_t>(last - first),
+    if (drop_page_cache && m.fd >= 0) (void)::posix_fadvise(m.fd, static_cast<off_t>(first), static_cast<off_t>(last - first),
                                          POSIX_FADV_DONTNEED);
     return last - first;
 }
@@ -138,17 +138,17 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     return *this;
 }
 
-uint64_t MappedFile::release_pages(uint64_t offset, uint64_t len) const noexcept {
-    return release_range({data_, size_, fd_}, offset, len);
+uint64_t MappedFile::release_pages(uint64_t offset, uint64_t len, bool drop_page_cache) const noexcept {
+    return release_range({data_, size_, fd_}, offset, len, drop_page_cache);
 }
 
 void MappedFile::prefetch_pages(uint64_t offset, uint64_t len) const noexcept {
     prefetch_range({data_, size_, fd_}, offset, len);
 }
 
-uint64_t MappedFile::release_pages_at(std::span<const std::byte> bytes) noexcept {
+uint64_t MappedFile::release_pages_at(std::span<const std::byte> bytes, bool drop_page_cache) noexcept {
     return with_mapping_of<uint64_t>(
-        bytes, [&](const Mapping& m, uint64_t offset) { return release_range(m, offset, bytes.size()); });
+        bytes, [&](const Mapping& m, uint64_t offset) { return release_range(m, offset, bytes.size(), drop_page_cache); });
 }
 
 void MappedFile::prefetch_pages_at(std::span<const std::byte> bytes) noexcept {

@@ -34,18 +34,20 @@ public:
     size_t size() const noexcept { return size_; }
     const std::filesystem::path& path() const noexcept { return path_; }
 
-    // Drops the whole pages inside [offset, offset + len) (clamped to the file) from this process and
-    // from the page cache. Partial pages at either end are kept: their other bytes may still be in
-    // use. Returns the bytes of whole pages it released (0 when nothing whole was inside, or the
-    // kernel refused; both are harmless: the bytes stay readable either way).
-    uint64_t release_pages(uint64_t offset, uint64_t len) const noexcept;
+    // Drops the whole pages inside [offset, offset + len) (clamped to the file) from this process and,
+    // unless `drop_page_cache` is false, from the page cache (a second run of the same model then reads
+    // it from disk again; keeping the cache costs the machine's memory, not this process's). Partial
+    // pages at either end are kept: their other bytes may still be in use. Returns the bytes of whole
+    // pages it released (0 when nothing whole was inside, or the kernel refused; both are harmless:
+    // the bytes stay readable either way).
+    uint64_t release_pages(uint64_t offset, uint64_t len, bool drop_page_cache = true) const noexcept;
     // Starts reading the pages covering [offset, offset + len) in the background (advice only).
     void prefetch_pages(uint64_t offset, uint64_t len) const noexcept;
 
     // The same for bytes known only by address (a tensor's span): acts only when they lie inside a
     // live MappedFile of this process, and does nothing otherwise. That check matters: MADV_DONTNEED
     // on ordinary memory (a GGUF parsed from a byte vector) would zero it.
-    static uint64_t release_pages_at(std::span<const std::byte> bytes) noexcept;
+    static uint64_t release_pages_at(std::span<const std::byte> bytes, bool drop_page_cache = true) noexcept;
     static void prefetch_pages_at(std::span<const std::byte> bytes) noexcept;
 
 private:

@@ -65,7 +65,7 @@ RunConfig RunConfig::parse(const std::string& yaml_text, const std::filesystem::
     const YamlFile f = YamlFile::parse(yaml_text, display_path);
     const YAML::Node& root = f.root();
     f.check_keys(root, "", {"model", "model_description", "context", "vram_budget", "kv_type", "placement",
-                            "threads", "packs", "sampling", "chat"});
+                            "threads", "keep_page_cache", "packs", "sampling", "chat"});
     RunConfig c;
     c.source = display_path;
     if (!root["model"]) f.fail("missing required key 'model' (path of the GGUF file, relative to this config)");
@@ -98,6 +98,7 @@ RunConfig RunConfig::parse(const std::string& yaml_text, const std::filesystem::
         else if (p == "cpu") c.placement = Placement::Cpu;
         else f.fail(root["placement"], "'placement' must be auto, gpu-only or cpu, got '" + p + "'");
     }
+    if (root["keep_page_cache"]) c.keep_page_cache = f.get_bool(root["keep_page_cache"], "keep_page_cache");
     if (root["threads"]) {
         c.threads = f.get_int(root["threads"], "threads");
         if (c.threads < 0) f.fail(root["threads"], "'threads' must be >= 0");

@@ -53,6 +53,7 @@ struct RunConfig {
     std::string kv_type = "f16";                // f16 | f32
     Placement placement = Placement::Auto;
     int64_t threads = 0;                        // CPU threads; 0 = all cores
+    bool keep_page_cache = false;               // GPU: leave the uploaded weights in the page cache
     PacksConfig packs;
     SamplingConfig sampling;
     ChatConfig chat;
