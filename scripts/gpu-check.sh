@@ -8,7 +8,8 @@
 #   4. benchmarks: bandwidth ceiling + GEMV micro-bench, synthetic 27B written here + `dense-rt bench`,
 #      the same decode with chained launches off, and llama.cpp's llama-bench on the same file;
 #   5. a summary table, printed LAST: binary, passed / failed / skipped, wall time.
-# Full logs (and gtest XML) go to $OUT if set, else to ./gpu-check-logs/.
+# Full logs (and gtest XML) go to $OUT if set (packed into at most 8 files, the device tool's limit),
+# else to ./gpu-check-logs/.
 #
 # Usage: bash scripts/gpu-check.sh [carry-dir]
 # Env:   DENSE_TEST_TIMEOUT  seconds per test binary (default 240)
@@ -222,6 +223,21 @@ if [ "${DENSE_BENCH:-1}" != 0 ]; then
   fi
 else
   echo "(skipped: DENSE_BENCH=0)"
+fi
+
+# The device tool brings back at most 8 files from $OUT: keep the few that are read first as they
+# are (the caller's console.txt, the markdown results, the test logs' tarball) and pack the rest
+# (JSON, SVG, logs, the peer's output) into $OUT/more-logs.tgz.
+if [ -n "${OUT:-}" ] && [ "$logs" = "$OUT" ]; then
+  keep=" console.txt bench-27b.md bench-gemv.md bench-27b-ab.md peer-llama-bench.md test-logs.tgz more-logs.tgz "
+  rest=()
+  for f in "$logs"/*; do
+    [ -e "$f" ] || continue
+    case "$keep" in *" $(basename "$f") "*) ;; *) rest+=("$(basename "$f")") ;; esac
+  done
+  if [ "${#rest[@]}" -gt 0 ] && tar czf "$logs/more-logs.tgz" -C "$logs" "${rest[@]}" 2>/dev/null; then
+    (cd "$logs" && rm -rf -- "${rest[@]}")
+  fi
 fi
 
 # ---- 5. summary (keep this last) -------------------------------------------------------------
