@@ -1,6 +1,7 @@
 #include "model/model_spec.hpp"
 
 #include "core/error.hpp"
+#include "core/install_prefix.hpp"
 #include "model/yaml_strict.hpp"
 
 #include <algorithm>
@@ -267,9 +268,8 @@ std::optional<std::filesystem::path> find_model_description(const std::string& a
     namespace fs = std::filesystem;
     std::vector<fs::path> dirs;
     if (const char* env = std::getenv("DENSE_MODELS_DIR"); env && *env) dirs.emplace_back(env);
+    if (const auto prefix = install_prefix()) dirs.push_back(*prefix / "share" / "dense-rt" / "models");
     std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) dirs.push_back(exe.parent_path().parent_path() / "share" / "dense-rt" / "models");
 #ifdef DENSE_SOURCE_MODELS_DIR
     dirs.emplace_back(DENSE_SOURCE_MODELS_DIR);
 #endif

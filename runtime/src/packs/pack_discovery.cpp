@@ -1,4 +1,5 @@
 #include "packs/pack_discovery.hpp"
+#include "core/install_prefix.hpp"
 
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -99,10 +100,9 @@ std::optional<std::string> pack_name_from_file(std::string_view file_name) {
 }
 
 fs::path default_pack_dir() {
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (ec || exe.empty()) return {};
-    return (exe.parent_path() / ".." / DENSE_PACK_SUBDIR).lexically_normal();
+    const auto prefix = install_prefix();
+    if (!prefix) return {};
+    return (*prefix / DENSE_PACK_SUBDIR).lexically_normal();
 }
 
 std::vector<PackFile> discover_pack_files(const PackPolicy& policy) {

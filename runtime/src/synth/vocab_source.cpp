@@ -1,6 +1,7 @@
 #include "synth/vocab_source.hpp"
 
 #include "core/error.hpp"
+#include "core/install_prefix.hpp"
 
 #include <cstring>
 #include <unordered_set>
@@ -200,9 +201,8 @@ std::optional<fs::path> default_vocab_path() {
     std::error_code ec;
     if (fs::is_regular_file(rel, ec)) return rel;
     // An installed dense-rt: <prefix>/bin/dense-rt next to <prefix>/share/dense-rt/vocab/.
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        const fs::path installed = exe.parent_path().parent_path() / "share" / "dense-rt" / "vocab" / rel.filename();
+    if (const auto prefix = install_prefix()) {
+        const fs::path installed = *prefix / "share" / "dense-rt" / "vocab" / rel.filename();
         if (fs::is_regular_file(installed, ec)) return installed;
     }
 #ifdef DENSE_SOURCE_DIR_FOR_SYNTH
