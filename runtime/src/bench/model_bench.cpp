@@ -1,5 +1,7 @@
 #include "bench/model_bench.hpp"
 
+#include "text/sampler.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -12,10 +14,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-int32_t argmax(std::span<const float> v) {
-    return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
-}
 
 // Prompt ids: a fixed pseudo-random sequence of ordinary tokens (the first 150k ids are text).
 int32_t prompt_token(int i, int64_t n_vocab) {
@@ -61,10 +59,10 @@ std::vector<ModelBenchRow> bench_model(exec::Session& session, const ModelBenchO
                 session.skip_positions_for_bench(depth);
                 session.step(prompt_token(0, session.n_vocab()), true);  // untimed: the token to start from
                 const auto t = Clock::now();
-                int32_t tok = argmax(session.logits());
+                int32_t tok = text::greedy_token(session.logits());
                 for (int i = 0; i < o.gen_tokens; ++i) {
                     session.step(tok, true);
-                    tok = argmax(session.logits());
+                    tok = text::greedy_token(session.logits());
                 }
                 if (r >= 0) tg.tok_per_s.push_back(o.gen_tokens / seconds_since(t));
             }

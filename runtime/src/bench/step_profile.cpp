@@ -1,5 +1,7 @@
 #include "bench/step_profile.hpp"
 
+#include "text/sampler.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -8,10 +10,6 @@
 namespace dense::bench {
 
 namespace {
-
-int32_t argmax(std::span<const float> v) {
-    return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
-}
 
 // The op kind of a key string: "gemv_q(q4_k, q8_32, cuda)" -> "gemv_q".
 std::string kind_of(const std::string& op) { return op.substr(0, op.find('(')); }
@@ -69,11 +67,11 @@ StepProfile profile_decode(exec::Session& session, int steps, int64_t depth) {
     session.reset();
     session.skip_positions_for_bench(depth);
     session.step(0, true);  // untimed: the token to start from (and a warm cache)
-    int32_t tok = argmax(session.logits());
+    int32_t tok = text::greedy_token(session.logits());
     std::map<std::string, ProfileGroup> roles, kinds;
     for (int s = 0; s < steps; ++s) {
         const auto nodes = session.profile_step(tok, true);
-        tok = argmax(session.logits());
+        tok = text::greedy_token(session.logits());
         for (const auto& n : nodes) {
             // The op key names the weight format: layers of one role in different formats get rows of their own.
             for (auto* g : {&roles[role_of(n.label) + " | " + n.op], &kinds[kind_of(n.op)]}) {
