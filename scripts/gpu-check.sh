@@ -218,6 +218,54 @@ if [ "${DENSE_BENCH:-1}" != 0 ]; then
     elif [ "${DENSE_PEER:-1}" != 0 ]; then
       echo "(peer not run: .peer/llama.cpp-trim.tar.xz not carried)"
     fi
+    # (e) VRAM budgets (issue 5): the same file under --vram-budget B at two contexts; where the
+    # weights do not fit, their rows past each GPU prefix run on the CPU. Each run reports the plan
+    # against the device's free-memory count, and nvidia-smi samples the used memory meanwhile (its
+    # maximum is the peak the driver saw). Then llama.cpp with a partial offload (-ngl) on the same file.
+    # Env: DENSE_BUDGETS (default "16GiB 12GiB 8GiB", empty = skip), DENSE_BUDGET_CONTEXTS (default
+    # "4096 32768"), DENSE_BUDGET_ARGS (default "-p 0 -n 16 -d 0,8192 -r 1"), DENSE_PEER_NGL (default
+    # "99,50,33": llama-bench's layer counts, chosen by the arithmetic in docs/perf-notes.md).
+    budgets=${DENSE_BUDGETS-16GiB 12GiB 8GiB}
+    if [ -n "$budgets" ]; then
+      section "27b under VRAM budgets"
+      : >"$logs/bench-27b-budgets.md"
+      for b in $budgets; do
+        for c in ${DENSE_BUDGET_CONTEXTS:-4096 32768}; do
+          tag="$b ctx $c"
+          smi=$logs/smi-$b-$c.csv
+          (nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 >"$smi" 2>/dev/null &
+           echo $! >"$smi.pid")
+          start=$(date +%s)
+          # shellcheck disable=SC2086
+          if "$carry/bin/dense-rt" -m "$model" --vram-budget "$b" --ctx "$c" bench ${DENSE_BUDGET_ARGS:--p 0 -n 16 -d 0,8192 -r 1} \
+              --json "$logs/bench-27b-$b-$c.json" >"$logs/bench-27b-$b-$c.md" 2>"$logs/bench-27b-$b-$c.log"; then
+            kill "$(cat "$smi.pid")" 2>/dev/null
+            peak=$(sort -n "$smi" | tail -1)
+            { echo "### --vram-budget $b, --ctx $c ($(( $(date +%s) - start )) s; nvidia-smi peak used ${peak:-?} MiB, idle $(sort -n "$smi" | head -1) MiB)"
+              grep -E '^VRAM plan|^row split|^weights read|^\| tg' "$logs/bench-27b-$b-$c.md"; echo; } | tee -a "$logs/bench-27b-budgets.md"
+            while IFS= read -r row; do bench_rows+=("dense-rt $tag $row"); done < <(grep '^| tg' "$logs/bench-27b-$b-$c.md")
+          else
+            kill "$(cat "$smi.pid")" 2>/dev/null
+            { echo "### --vram-budget $b, --ctx $c: FAILED"; tail -5 "$logs/bench-27b-$b-$c.log"; echo; } | tee -a "$logs/bench-27b-budgets.md"
+            bench_rows+=("dense-rt $tag FAILED (see bench-27b-$b-$c.log)"); any_failed=1
+          fi
+        done
+      done
+      if [ "${DENSE_PEER:-1}" != 0 ] && [ -f "$root/.peer/llama.cpp-trim.tar.xz" ]; then
+        for ngl in $(echo "${DENSE_PEER_NGL:-99,50,33}" | tr ',' ' '); do
+          smi=$logs/smi-peer-$ngl.csv
+          (nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 >"$smi" 2>/dev/null &
+           echo $! >"$smi.pid")
+          bash "$root/.peer/bench-llama-cpp.sh" "$model" -ngl "$ngl" -fa 1 -p 0 -n 16 -d 0,8192 -r 1 \
+            >"$logs/peer-ngl-$ngl.md" 2>"$logs/peer-ngl-$ngl.log"
+          kill "$(cat "$smi.pid")" 2>/dev/null
+          peak=$(sort -n "$smi" | tail -1)
+          { echo "### llama.cpp -ngl $ngl (nvidia-smi peak used ${peak:-?} MiB)"; grep -E '^\|' "$logs/peer-ngl-$ngl.md"; echo; } |
+            tee -a "$logs/bench-27b-budgets.md"
+          while IFS= read -r row; do bench_rows+=("llama.cpp -ngl $ngl $row"); done < <(grep -E '^\| .*tg[0-9]' "$logs/peer-ngl-$ngl.md")
+        done
+      fi
+    fi
     # Kept for the next call while the machine stays warm (DENSE_KEEP_MODEL=1), else removed.
     [ "${DENSE_KEEP_MODEL:-0}" = 1 ] || rm -f "$model"
   fi
@@ -229,7 +277,7 @@ fi
 # are (the caller's console.txt, the markdown results, the test logs' tarball) and pack the rest
 # (JSON, SVG, logs, the peer's output) into $OUT/more-logs.tgz.
 if [ -n "${OUT:-}" ] && [ "$logs" = "$OUT" ]; then
-  keep=" console.txt bench-27b.md bench-gemv.md bench-27b-ab.md peer-llama-bench.md test-logs.tgz more-logs.tgz "
+  keep=" console.txt bench-27b.md bench-gemv.md bench-27b-budgets.md peer-llama-bench.md test-logs.tgz more-logs.tgz "
   rest=()
   for f in "$logs"/*; do
     [ -e "$f" ] || continue

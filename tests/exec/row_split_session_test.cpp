@@ -1,8 +1,9 @@
 // The output-row split onto the CPU, executor side: a split GEMV lowered as two GEMV nodes over row
 // views of the same weight must give bit-identical logits to no split when cpu-ref computes both
 // halves (every output row is computed by the same code either way) — at several split points,
-// from nothing to everything on the CPU side, for plain GEMVs and GEMV+residual alike. A GPU session
-// refuses a split (no cross-device executor yet), and a broken placement is refused up front.
+// from nothing to everything on the CPU side, for plain GEMVs and GEMV+residual alike; and a broken
+// placement is refused up front. The GPU side of a split (exec/host_nodes.hpp) is tested in
+// tests/exec/gpu_session_test.cpp.
 #include "core/error.hpp"
 #include "exec/session_fixture.hpp"
 #include "plan/plan_fixture.hpp"
@@ -34,21 +35,8 @@ std::unique_ptr<exec::Session> session(std::optional<plan::Placement> split, siz
     return std::make_unique<exec::Session>(tiny().bound, qwen35_spec(), pm, o);
 }
 
-// Every splittable weight split at `gpu_rows(rows)` (clamped to a multiple of 8 rows in [0, rows]).
 plan::Placement split_all_at(const std::function<int64_t(int64_t rows)>& gpu_rows) {
-    const auto splittable = plan::splittable_tensors(tiny().bound, qwen35_spec());
-    plan::Placement p = plan::whole_on_gpu(tiny().bound);
-    plan::Placement out;
-    for (const auto& r : p.ranges) {
-        if (std::find(splittable.begin(), splittable.end(), r.tensor) == splittable.end()) {
-            out.ranges.push_back(r);
-            continue;
-        }
-        const int64_t g = std::clamp<int64_t>(gpu_rows(r.end) / 8 * 8, 0, r.end);
-        if (g > 0) out.ranges.push_back({r.tensor, 0, g, plan::Side::Gpu});
-        if (g < r.end) out.ranges.push_back({r.tensor, g, r.end, plan::Side::Cpu});
-    }
-    return out;
+    return test::split_all_at(tiny(), gpu_rows);
 }
 
 std::vector<std::vector<float>> run(exec::Session& s) {
@@ -117,31 +105,6 @@ TEST(RowSplitSession, BrokenPlacementRefusedBeforeAnythingRuns) {
         EXPECT_EQ(e.kind(), ErrorKind::Internal);
         EXPECT_NE(std::string(e.what()).find("blk.0.ffn_gate.weight"), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("placed twice"), std::string::npos) << e.what();
-    }
-}
-
-// On a simulated CUDA device (DENSE_FAKE_DEVICES; no GPU needed): the refusal comes before the
-// session touches the device.
-TEST(RowSplitSession, GpuSessionRefusesASplit) {
-    ::setenv("DENSE_FAKE_DEVICES", "cuda:9.0:16GiB:Split Test Card", 1);
-    packs::PackPolicy policy;
-    policy.paths = {build_pack_dir() / "libdense-cpu-ref.so"};
-    policy.use_env = false;
-    policy.use_default_dir = false;
-    packs::PackManager pm(policy);
-    pm.load();
-    ::unsetenv("DENSE_FAKE_DEVICES");
-    std::optional<size_t> gpu;
-    for (size_t i = 0; i < pm.devices().size(); ++i)
-        if (pm.devices()[i].kind() == DENSE_DEVICE_CUDA) gpu = i;
-    ASSERT_TRUE(gpu.has_value()) << "the simulated CUDA device is missing";
-    try {
-        session(split_all_at([](int64_t rows) { return rows / 2; }), *gpu, pm);
-        FAIL() << "a GPU session accepted a row split";
-    } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("row split onto the CPU is not supported on GPU sessions yet"),
-                  std::string::npos)
-            << e.what();
     }
 }
 

@@ -6,8 +6,11 @@
 #include "exec/session_fixture.hpp"
 #include "plan/plan_builder.hpp"
 #include "plan/plan_target.hpp"
+#include "plan/row_split.hpp"
 #include "synth/synth_model.hpp"
 
+#include <algorithm>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -50,6 +53,23 @@ inline int64_t hp(const Model& m, const std::string& name) {
 
 inline uint64_t aligned(uint64_t bytes) {
     return (bytes + 255) / 256 * 256;
+}
+
+// Every splittable weight of `m` split at gpu_rows(rows) (rounded down to the 8-row tile, clamped to
+// [0, rows]); the other weights wholly on the GPU.
+inline plan::Placement split_all_at(const Model& m, const std::function<int64_t(int64_t rows)>& gpu_rows) {
+    const auto splittable = plan::splittable_tensors(m.bound, qwen35_spec());
+    plan::Placement out;
+    for (const auto& r : plan::whole_on_gpu(m.bound).ranges) {
+        if (std::find(splittable.begin(), splittable.end(), r.tensor) == splittable.end()) {
+            out.ranges.push_back(r);
+            continue;
+        }
+        const int64_t g = std::clamp<int64_t>(gpu_rows(r.end) / 8 * 8, 0, r.end);
+        if (g > 0) out.ranges.push_back({r.tensor, 0, g, plan::Side::Gpu});
+        if (g < r.end) out.ranges.push_back({r.tensor, g, r.end, plan::Side::Cpu});
+    }
+    return out;
 }
 
 }  // namespace dense::test

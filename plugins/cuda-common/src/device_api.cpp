@@ -257,6 +257,14 @@ void marks_destroy_cb(void* user, uint32_t device_index, void* marks) noexcept {
     delete m;
 }
 
+dense_status launch_host_fn_cb(void* user, uint32_t device_index, void (*fn)(void*), void* arg, void* stream) noexcept {
+    if (fn == nullptr) return invalid(user, "launch_host_fn: fn is NULL");
+    return on_device(user, device_index, "launch_host_fn", [&](const PackState& st) {
+        return report_cuda(st.host, st.name, "cudaLaunchHostFunc",
+                           cudaLaunchHostFunc(static_cast<cudaStream_t>(stream), fn, arg));
+    });
+}
+
 }  // namespace
 
 dense_device_api make_device_api() noexcept {
@@ -281,6 +289,7 @@ dense_device_api make_device_api() noexcept {
     api.mark_record = mark_record_cb;
     api.marks_elapsed_ms = marks_elapsed_ms_cb;
     api.marks_destroy = marks_destroy_cb;
+    api.launch_host_fn = launch_host_fn_cb;
     return api;
 }
 

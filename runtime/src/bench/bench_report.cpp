@@ -36,7 +36,24 @@ std::string to_markdown(const BenchReport& r) {
         o << "weights read per generated token: " << fmt("%.3f", static_cast<double>(r.weight_bytes_per_token) / 1e9)
           << " GB | session device memory: " << mib(r.session_bytes) << " MiB | load " << fmt("%.1f", r.load_seconds)
           << " s (weight upload " << fmt("%.1f", r.upload_seconds) << " s) | RSS after load "
-          << (r.rss_after_load ? mib(r.rss_after_load) + " MiB" : std::string("unknown")) << "\n\n";
+          << (r.rss_after_load ? mib(r.rss_after_load) + " MiB" : std::string("unknown")) << "\n";
+        if (r.vram) {
+            const auto& v = *r.vram;
+            const double planned = static_cast<double>(v.planned);
+            o << "VRAM plan (" << v.budget_source << " " << mib(v.budget) << " MiB, context " << v.context
+              << "): planned " << mib(v.planned) << " MiB allocated, peak " << mib(v.plan_peak) << " MiB | measured "
+              << mib(v.measured) << " MiB (" << fmt("%+.2f", 100.0 * (static_cast<double>(v.measured) - planned) / planned)
+              << " %), after the benchmark " << mib(v.measured_after) << " MiB\n";
+        }
+        if (r.split) {
+            const auto& sp = *r.split;
+            o << "row split: " << fmt("%.3f", static_cast<double>(sp.cpu_bytes_per_token) / 1e9)
+              << " GB of weight rows on the CPU, " << fmt("%.3f", static_cast<double>(sp.gpu_bytes_per_token) / 1e9)
+              << " GB on the GPU per token | per step (" << sp.steps << " steps): CPU parts "
+              << fmt("%.2f", sp.cpu_ms_per_step) << " ms, device waited " << fmt("%.2f", sp.wait_ms_per_step)
+              << " ms, " << fmt("%.1f", sp.bus_bytes_per_step / 1024.0) << " KiB over the bus\n";
+        }
+        o << "\n";
         o << "| test | depth | t/s | ± | weight GB/s | of read ceiling | TTFT ms |\n";
         o << "|---|---:|---:|---:|---:|---:|---:|\n";
         for (const auto& row : r.rows) {
@@ -73,6 +90,18 @@ std::string to_json(const BenchReport& r) {
     j["load_seconds"] = r.load_seconds;
     j["upload_seconds"] = r.upload_seconds;
     j["rss_after_load_bytes"] = r.rss_after_load;
+    if (r.vram)
+        j["vram"] = {{"budget_source", r.vram->budget_source}, {"budget_bytes", r.vram->budget},
+                     {"context", r.vram->context},           {"planned_bytes", r.vram->planned},
+                     {"plan_peak_bytes", r.vram->plan_peak}, {"measured_bytes", r.vram->measured},
+                     {"measured_after_bytes", r.vram->measured_after}};
+    if (r.split)
+        j["row_split"] = {{"cpu_bytes_per_token", r.split->cpu_bytes_per_token},
+                          {"gpu_bytes_per_token", r.split->gpu_bytes_per_token},
+                          {"steps", r.split->steps},
+                          {"cpu_ms_per_step", r.split->cpu_ms_per_step},
+                          {"wait_ms_per_step", r.split->wait_ms_per_step},
+                          {"bus_bytes_per_step", r.split->bus_bytes_per_step}};
     if (r.ceiling)
         j["bandwidth_ceiling"] = {{"buffer_bytes", r.ceiling->buffer_bytes},
                                   {"copy_gbs", r.ceiling->copy_gbs},

@@ -24,6 +24,27 @@ struct BenchReport {
     double load_seconds = 0;
     double upload_seconds = 0;            // of load_seconds: copying the weights to the device (0 on the CPU)
     uint64_t rss_after_load = 0;          // the process's resident memory once the session stands; 0 = unknown
+    // GPU sessions: the VRAM plan against what the device's free memory says was taken.
+    struct VramCheck {
+        std::string budget_source;    // "--vram-budget", "free memory of cuda:0"
+        uint64_t budget = 0;
+        int64_t context = 0;
+        uint64_t planned = 0;         // the bill's allocations
+        uint64_t plan_peak = 0;       // the bill's peak (allocations + reserve)
+        uint64_t measured = 0;        // free memory before the session minus after it was made
+        uint64_t measured_after = 0;  // the same after the whole benchmark (kernels loaded, graphs captured)
+    };
+    std::optional<VramCheck> vram;
+    // A row split's CPU side, per token step over the whole benchmark.
+    struct SplitUse {
+        uint64_t cpu_bytes_per_token = 0;  // weight rows the CPU reads each step
+        uint64_t gpu_bytes_per_token = 0;  // the rest of weight_bytes_per_token
+        uint64_t steps = 0;
+        double cpu_ms_per_step = 0;        // the CPU parts, start to end, summed over a step's GEMVs
+        double wait_ms_per_step = 0;       // how long the device stood waiting for them
+        double bus_bytes_per_step = 0;     // activations to the host and results back
+    };
+    std::optional<SplitUse> split;
     std::optional<BandwidthCeiling> ceiling;
     std::vector<ModelBenchRow> rows;
     std::vector<GemvResult> gemv;

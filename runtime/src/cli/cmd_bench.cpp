@@ -12,6 +12,7 @@
 #include "core/type_table.hpp"
 #include "exec/resident_memory.hpp"
 #include "exec/session.hpp"
+#include "packs/device_probe.hpp"
 #include "packs/pack_manager.hpp"
 
 #include <spdlog/spdlog.h>
@@ -72,6 +73,16 @@ uint64_t weight_bytes_per_token(const model::BoundModel& m) {
     return total;
 }
 
+// Free memory of a CUDA device now (the driver's count), or nothing for the CPU / no reading.
+std::optional<uint64_t> device_free_bytes(const packs::PackManager& packs, size_t device) {
+    const auto& d = packs.devices().at(device);
+    if (d.kind() != DENSE_DEVICE_CUDA || d.simulated) return std::nullopt;
+    for (const auto& probed : packs::probe_cuda_devices())
+        if (probed.hw.device_index == d.hw.device_index && probed.hw.free_memory_bytes > 0)
+            return probed.hw.free_memory_bytes;
+    return std::nullopt;
+}
+
 void write_file(const std::string& path, const std::string& text, const char* what) {
     std::ofstream out(path, std::ios::binary);
     out << text;
@@ -120,14 +131,18 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
         const auto t0 = std::chrono::steady_clock::now();
         auto model = load_model(*config);
         exec::SessionOptions so;
-        so.n_ctx = std::max<int64_t>(*std::max_element(depths.begin(), depths.end()) + flags.prompt_tokens + flags.gen_tokens,
-                                     depths.front() + flags.profile_steps) + 2;
+        // The config's context (--ctx), raised to what the depths need: the VRAM plan is checked at it.
+        so.n_ctx = std::max<int64_t>(
+            {*std::max_element(depths.begin(), depths.end()) + flags.prompt_tokens + flags.gen_tokens + 2,
+             depths.front() + flags.profile_steps + 2, config->context});
         so.kv_type = config->kv_type == "f32" ? DENSE_TYPE_F32 : DENSE_TYPE_F16;
         so.threads = static_cast<int32_t>(config->threads);
         so.keep_page_cache = config->keep_page_cache;
         so.device = device;
-        require_vram_fits(*model, packs, so, *config);  // the bill before any allocation
+        so.row_split = place_in_vram(*model, packs, so, *config);  // the bill before any allocation
+        const auto free_before = device_free_bytes(packs, device);
         exec::Session session(model->bound, model->spec, packs, so);
+        const auto free_after_create = device_free_bytes(packs, device);
         report.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         report.model = config->model.filename().string();
         report.kv_type = config->kv_type;
@@ -143,6 +158,29 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
         spdlog::info("bench: {} on {} (context {}), pp{} / tg{} at depths {} x {} repetitions", report.model,
                      session.device_label(), so.n_ctx, flags.prompt_tokens, flags.gen_tokens, flags.depths, flags.reps);
         report.rows = bench::bench_model(session, mo);
+        if (free_before && free_after_create) {
+            bench::BenchReport::VramCheck v;
+            v.budget = config->vram_budget.value_or(*free_before);
+            v.budget_source = config->vram_budget ? config->vram_budget_source : "free memory of " + dev.id();
+            v.context = so.n_ctx;
+            v.planned = session.bill().allocated();
+            v.plan_peak = session.bill().peak();
+            v.measured = *free_before - std::min(*free_before, *free_after_create);
+            v.measured_after = *free_before - std::min(*free_before, device_free_bytes(packs, device).value_or(*free_before));
+            report.vram = v;
+        }
+        if (so.row_split) {
+            const auto st = session.host_split_stats();
+            bench::BenchReport::SplitUse u;
+            u.cpu_bytes_per_token = session.bill().cpu_read_bytes;
+            u.gpu_bytes_per_token = report.weight_bytes_per_token - std::min(report.weight_bytes_per_token, u.cpu_bytes_per_token);
+            u.steps = session.steps_run();
+            const double steps = static_cast<double>(std::max<uint64_t>(u.steps, 1));
+            u.cpu_ms_per_step = st.cpu_ms / steps;
+            u.wait_ms_per_step = st.wait_ms / steps;
+            u.bus_bytes_per_step = static_cast<double>(st.bytes_to_host + st.bytes_to_device) / steps;
+            report.split = u;
+        }
         if (flags.profile_steps > 0) {
             spdlog::info("bench: profiling {} decode steps node by node at depth {}", flags.profile_steps, depths.front());
             profile = bench::profile_decode(session, flags.profile_steps, depths.front());

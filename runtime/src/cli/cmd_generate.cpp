@@ -127,7 +127,7 @@ std::unique_ptr<Runner> start(const model::RunConfig& config, const GenerateFlag
     so.device = config.placement == model::Placement::Cpu ? 0 : r->packs->main_device_index();
     if (so.device != 0) {
         try {
-            require_vram_fits(*r->model, *r->packs, so, config);  // the bill before any allocation
+            so.row_split = place_in_vram(*r->model, *r->packs, so, config);  // the bill before any allocation
             r->session = std::make_unique<exec::Session>(r->model->bound, r->model->spec, *r->packs, so);
         } catch (const Error& e) {
             if (e.kind() != ErrorKind::Pack || config.placement == model::Placement::GpuOnly) throw;
@@ -136,7 +136,8 @@ std::unique_ptr<Runner> start(const model::RunConfig& config, const GenerateFlag
         }
     }
     if (!r->session) {
-        require_vram_fits(*r->model, *r->packs, so, config);  // on the CPU: says the budget does not apply
+        so.row_split.reset();
+        (void)place_in_vram(*r->model, *r->packs, so, config);  // on the CPU: says the budget does not apply
         r->session = std::make_unique<exec::Session>(r->model->bound, r->model->spec, *r->packs, so);
     }
     r->logits = std::make_unique<LogitsWriter>(flags.logits_out, r->session->n_vocab());

@@ -164,7 +164,11 @@ int main(int argc, char** argv) {
             std::string line;
             for (int i = 0; i < argc; ++i) line += (i ? " " : "") + std::string(argv[i]);
             if (bf.gemv_only) return dense::cli::cmd_bench(nullptr, bf, dense::cli::pack_policy_for(nullptr, policy), line);
-            const auto config = dense::cli::load_run_config(common);
+            auto config = dense::cli::load_run_config(common);
+            if (gen.context) {  // --ctx: the bench's context at least (the VRAM plan is checked at it)
+                if (*gen.context < 1) throw dense::Error(dense::ErrorKind::Usage, "--ctx must be at least 1");
+                config.context = *gen.context;
+            }
             return dense::cli::cmd_bench(&config, bf, dense::cli::pack_policy_for(&config, policy), line);
         }
         if (*tokenize) return dense::cli::cmd_tokenize(dense::cli::load_run_config(common), tok_text, !tok_no_special);

@@ -9,13 +9,13 @@
 
 namespace dense::cli {
 
-void require_vram_fits(const LoadedModel& model, const packs::PackManager& packs, const exec::SessionOptions& options,
-                       const model::RunConfig& config) {
+std::optional<plan::Placement> place_in_vram(const LoadedModel& model, const packs::PackManager& packs,
+                                             const exec::SessionOptions& options, const model::RunConfig& config) {
     const plan::PlanTarget target = plan::target_for_device(packs, options.device);
     if (target.kind == DENSE_DEVICE_CPU) {
         if (config.vram_budget)
             spdlog::info("running on the CPU: the VRAM budget ({}) does not apply", config.vram_budget_source);
-        return;
+        return std::nullopt;
     }
     std::optional<plan::Budget> budget;
     if (config.vram_budget) {
@@ -24,7 +24,7 @@ void require_vram_fits(const LoadedModel& model, const packs::PackManager& packs
         budget = plan::Budget{*target.free_bytes, "free memory of " + target.label};
     } else {
         spdlog::warn("{}: free memory unknown and no vram_budget given; the VRAM plan is not checked", target.label);
-        return;
+        return std::nullopt;
     }
     plan::PlanRequest request;
     request.n_ctx = options.n_ctx;
@@ -33,6 +33,15 @@ void require_vram_fits(const LoadedModel& model, const packs::PackManager& packs
     request.target = target;
     const plan::PlanReport report =
         plan::plan_and_judge(model.bound, model.spec, &packs, request, budget, false, config.model.filename().string());
+    if (!report.verdict->fits && config.placement == model::Placement::Auto && report.split && report.split->fits) {
+        uint64_t cpu_tensors = 0;
+        for (const auto& k : report.split->kinds) cpu_tensors += static_cast<uint64_t>(k.tensors_split);
+        spdlog::info("VRAM plan: the weights do not all fit {} ({}); {} of weight rows of {} tensors go to the CPU "
+                     "(read from the file each token); peak {} of {}",
+                     target.label, budget->source, format_bytes(report.split->cpu_read_bytes), cpu_tensors,
+                     format_bytes(report.split->peak), format_bytes(report.verdict->budget));
+        return report.split->placement;
+    }
     if (!report.verdict->fits)
         throw Error(ErrorKind::Device, "the model does not fit " + target.label + " at context " +
                                            std::to_string(options.n_ctx) + "; nothing was allocated.\n" +
@@ -41,6 +50,7 @@ void require_vram_fits(const LoadedModel& model, const packs::PackManager& packs
                                            "(--vram-budget / `vram_budget`) if the GPU has more free memory");
     spdlog::info("VRAM plan: peak {} of {} ({}); {} left", format_bytes(report.verdict->peak),
                  format_bytes(report.verdict->budget), budget->source, format_bytes(report.verdict->headroom));
+    return std::nullopt;
 }
 
 }  // namespace dense::cli

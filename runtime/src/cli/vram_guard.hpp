@@ -1,18 +1,24 @@
 // The VRAM plan checked before a GPU session allocates (generate, bench): the session's bill against
-// the budget (--vram-budget / vram_budget, else the device's free memory). Over budget, the run is
-// refused with the bill and what would fit — never a silent context cut or KV precision change.
+// the budget (--vram-budget / vram_budget, else the device's free memory). Over budget, with
+// `placement: auto`, the weights' output rows that do not fit go to the CPU (plan/row_split.hpp) when
+// that makes the bill fit; otherwise the run is refused with the bill and what would fit — never a
+// silent context cut or KV precision change.
 #pragma once
 
 #include "cli/loaded_model.hpp"
 #include "exec/session.hpp"
 #include "model/run_config.hpp"
 #include "packs/pack_manager.hpp"
+#include "plan/row_split.hpp"
+
+#include <optional>
 
 namespace dense::cli {
 
-// Nothing for a CPU session. Throws dense::Error(Device) with the bill when over budget, and
-// dense::Error(Pack) like the session would when the device's pack lacks an op.
-void require_vram_fits(const LoadedModel& model, const packs::PackManager& packs, const exec::SessionOptions& options,
-                       const model::RunConfig& config);
+// The row split the session must run with (empty: every weight on the GPU, or a CPU session).
+// Throws dense::Error(Device) with the bill when over budget and no split helps (or placement is
+// gpu-only), and dense::Error(Pack) like the session would when the device's pack lacks an op.
+std::optional<plan::Placement> place_in_vram(const LoadedModel& model, const packs::PackManager& packs,
+                                             const exec::SessionOptions& options, const model::RunConfig& config);
 
 }  // namespace dense::cli

@@ -139,6 +139,12 @@ public:
     void sync() override { check(api_.stream_sync(user_, index_, stream_), "waiting for the device"); }
     void* stream() const noexcept override { return stream_; }
     uint64_t allocated_bytes() const noexcept override { return total_; }
+    bool can_call_host() const noexcept override { return api_.launch_host_fn != nullptr; }
+    void call_host(void (*fn)(void*), void* arg) override {
+        if (api_.launch_host_fn == nullptr)
+            throw Error(ErrorKind::Device, label_ + ": the pack's device API (before ABI 1.4) cannot run host functions");
+        check(api_.launch_host_fn(user_, index_, fn, arg, stream_), "enqueueing a host function");
+    }
     void* alloc_host(uint64_t bytes) override {
         void* p = nullptr;
         if (api_.host_alloc != nullptr && api_.host_free != nullptr &&

@@ -43,6 +43,12 @@ public:
     virtual void launch(void* /*graph*/) {}
     virtual void release_graph(void* /*graph*/) noexcept {}
 
+    // Host functions on stream() (ABI 1.4): fn(arg) runs on a host thread once the work enqueued
+    // before it is done, and the work enqueued after it waits until it returns; a captured graph
+    // runs it at every launch. How a row split's CPU rows join the device's step (exec/host_nodes.hpp).
+    virtual bool can_call_host() const noexcept { return false; }
+    virtual void call_host(void (*/*fn*/)(void*), void* /*arg*/) {}
+
     // Host memory that transfers to and from this device run fastest from: page-locked where the
     // pack can (ABI 1.3), else plain. Owned by this memory; host memory, so not in the VRAM bill.
     virtual void* alloc_host(uint64_t bytes) {

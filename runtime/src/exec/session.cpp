@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/type_table.hpp"
+#include "exec/host_nodes.hpp"
 #include "packs/activation_choice.hpp"
 #include "plan/buffer_arena.hpp"
 #include "plan/graph_options.hpp"
@@ -40,14 +41,14 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     const plan::Placement* split = options.row_split && options.row_split->splits_any() ? &*options.row_split : nullptr;
     std::map<const gguf::TensorInfo*, int64_t> device_rows;
     if (split != nullptr) {
-        if (device.kind() != DENSE_DEVICE_CPU)
-            throw Error(ErrorKind::Config, "row split onto the CPU is not supported on GPU sessions yet (device " +
-                                               device.id() + "); run with every weight on the GPU or on the CPU");
         plan::verify_exact_cover(model, spec, *split);
         for (const auto* t : plan::weight_arena(model).tensors) device_rows[t] = split->gpu_rows(std::string(t->name));
     }
     memory_ = device.kind() == DENSE_DEVICE_CPU ? make_host_memory() : make_pack_memory(packs, options.device);
-    weights_ = std::make_unique<WeightStore>(model, *memory_, kUploadBatchBytes, !options.keep_page_cache);
+    if (split != nullptr && device.kind() != DENSE_DEVICE_CPU && !memory_->can_call_host())
+        throw Error(ErrorKind::Device, memory_->label() + " cannot run the CPU rows of a row split: its pack has no "
+                                       "host functions (ABI 1.4); run with every weight on the GPU");
+    weights_ = std::make_unique<WeightStore>(model, *memory_, kUploadBatchBytes, !options.keep_page_cache, split);
 
     // The graph options a plan of this session uses too (plan/graph_options.hpp): same graph, same bill.
     graph::GraphOptions go =
@@ -94,6 +95,11 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
             n.call.n_threads = static_cast<uint32_t>(std::max(options.threads, 0));
         }
     }
+    // The CPU rows of a split run on host threads beside the device's stream (exec/host_nodes.hpp).
+    if (split != nullptr && device.kind() != DENSE_DEVICE_CPU) {
+        cpu_workers_ = std::make_unique<CpuWorkers>(static_cast<unsigned>(std::max(options.threads, 0)));
+        for (int p = 0; p < 2; ++p) host_nodes_[p] = std::make_unique<HostNodes>(graph_[p], *memory_, *cpu_workers_);
+    }
     device_graph_ = options.device_graph && memory_->can_capture();
     logits_host_ = {static_cast<float*>(memory_->alloc_host(static_cast<uint64_t>(graph_[0].n_vocab) * 4)),
                     static_cast<size_t>(graph_[0].n_vocab)};
@@ -122,14 +128,48 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     }
 }
 
+Session::~Session() {
+    // Nothing of a step may still run when the staging and the workers go.
+    try {
+        memory_->sync();
+    } catch (...) {
+    }
+    for (auto& h : host_nodes_)
+        if (h) h->drain();
+}
+
+HostSplitStats Session::host_split_stats() const {
+    HostSplitStats total;
+    for (const auto& h : host_nodes_) {
+        if (!h) continue;
+        const HostSplitStats s = h->stats();
+        total.jobs += s.jobs;
+        total.cpu_ms += s.cpu_ms;
+        total.wait_ms += s.wait_ms;
+        total.bytes_to_host += s.bytes_to_host;
+        total.bytes_to_device += s.bytes_to_device;
+    }
+    return total;
+}
+
 void Session::run_nodes(const graph::Graph& g, bool want_logits, void* marks) {
     size_t next_layer_end = 0;
+    HostNodes* host = host_nodes_[&g == &graph_[0] ? 0 : 1].get();
+    if (host != nullptr) host->begin_step();
     if (marks != nullptr) memory_->record_mark(marks, 0);
     for (size_t i = 0; i < g.nodes.size(); ++i) {
         const graph::Node& n = g.nodes[i];
         if (n.phase == graph::Phase::LogitsOnly && !want_logits) {
             if (marks != nullptr) memory_->record_mark(marks, static_cast<uint32_t>(i + 1));
             continue;
+        }
+        if (host != nullptr) {
+            host->join_before(n);
+            if (host->is_host(i)) {
+                host->start(i);
+                if (marks != nullptr) memory_->record_mark(marks, static_cast<uint32_t>(i + 1));
+                continue;
+            }
         }
         const dense_status s = n.op.impl.run(n.op.impl.user, &n.call);
         if (marks != nullptr) memory_->record_mark(marks, static_cast<uint32_t>(i + 1));
@@ -145,6 +185,7 @@ void Session::run_nodes(const graph::Graph& g, bool want_logits, void* marks) {
             ++next_layer_end;
         }
     }
+    if (host != nullptr) host->join_all();
 }
 
 // The captured graph reads token, position and n_kv from step_inputs_ on the device, so one capture
@@ -233,11 +274,15 @@ void Session::step_with(int32_t token, bool want_logits, void* marks) {
         memory_->to_host(io + 3, step_inputs_ + 3, 4);
         if (want_logits) memory_->to_host(logits_host_.data(), buffers_[g.logits], logits_host_.size() * 4);
         memory_->sync();
+        for (auto& h : host_nodes_)
+            if (h) h->throw_if_failed(position_);
     } catch (...) {
         try {
             memory_->sync();  // nothing of this step may still be in flight when the caller continues
         } catch (...) {
         }
+        for (auto& h : host_nodes_)
+            if (h) h->drain();
         throw;
     }
     if (io[3] != 0)
@@ -247,6 +292,7 @@ void Session::step_with(int32_t token, bool want_logits, void* marks) {
                                             "state is unchanged");
     parity_ ^= 1;
     ++position_;
+    ++steps_;
     logits_valid_ = want_logits;
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "exec/device_memory.hpp"
+#include "exec/host_nodes.hpp"
 #include "exec/weight_store.hpp"
 #include "graph/graph.hpp"
 #include "graph/graph_builder.hpp"
@@ -42,8 +43,9 @@ struct SessionOptions {
     dense_type_id gemv_activation = DENSE_TYPE_NONE;
     // Output-row split of GEMV weights (plan/row_split.hpp): rows past a weight's GPU prefix run as a
     // second GEMV node on the CPU, from the mapping. Empty, or one that moves no row: no split. It
-    // must be an exact cover (verified when the session is made). Only CPU sessions run a split so
-    // far (both halves on cpu-ref: bit-identical to no split); a GPU session refuses one.
+    // must be an exact cover (verified when the session is made). On a CPU session both halves run
+    // on the CPU pack (bit-identical to no split); on a GPU session the CPU rows run on `threads`
+    // host threads overlapped with the device's rows (exec/host_nodes.hpp).
     std::optional<plan::Placement> row_split;
     // GPU sessions: keep the uploaded weights' pages in the page cache (they still leave this
     // process). Off by default, so a 15 GB model does not stay in the machine's memory after load.
@@ -67,6 +69,7 @@ class Session {
 public:
     Session(const model::BoundModel& model, const model::ModelSpec& spec, const packs::PackManager& packs,
             const SessionOptions& options);
+    ~Session();
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
 
@@ -83,6 +86,7 @@ public:
     std::span<const float> logits() const;   // valid after a step with want_logits
     std::span<const float> hidden() const;   // residual stream after the last step
     int64_t position() const noexcept { return position_; }
+    uint64_t steps_run() const noexcept { return steps_; }  // committed steps since the session was made
     int64_t n_ctx() const noexcept { return graph_[0].n_ctx; }
     int64_t n_vocab() const noexcept { return graph_[0].n_vocab; }
     size_t node_count() const noexcept { return graph_[0].nodes.size(); }
@@ -93,6 +97,8 @@ public:
     const std::map<std::string, uint64_t>& allocated_by_label() const noexcept { return memory_->allocated_by_label(); }
     const WeightStore& weights() const noexcept { return *weights_; }
     std::string device_label() const { return memory_->label(); }
+    // A GPU session's row split: what its CPU parts did so far (all zero without a split).
+    HostSplitStats host_split_stats() const;
 
     void reset();  // position 0, state and caches zeroed
 
@@ -121,12 +127,16 @@ private:
     bool device_graph_ = false;
     void* step_graph_[2][2] = {};  // [parity][want_logits], captured on first use
     int64_t position_ = 0;
+    uint64_t steps_ = 0;
     bool logits_valid_ = false;
     std::span<float> logits_host_;  // page-locked where the pack can: the copy back is one fast DMA
     mutable std::vector<float> hidden_host_;
     mutable bool hidden_fresh_ = false;
     LayerObserver observer_;
     plan::VramBill bill_;
+    // A GPU session's row split (declared last: destroyed first, after ~Session synced the stream).
+    std::unique_ptr<CpuWorkers> cpu_workers_;
+    std::unique_ptr<HostNodes> host_nodes_[2];  // [parity]
 };
 
 }  // namespace dense::exec

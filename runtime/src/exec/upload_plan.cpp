@@ -21,7 +21,8 @@ std::vector<const gguf::TensorInfo*> used_tensors(const model::BoundModel& m) {
     return out;
 }
 
-UploadPlan plan_upload(std::span<const gguf::TensorInfo* const> tensors, uint64_t batch_bytes) {
+UploadPlan plan_upload(std::span<const gguf::TensorInfo* const> tensors, uint64_t batch_bytes,
+                       const std::function<uint64_t(const gguf::TensorInfo*)>& upload_bytes) {
     if (batch_bytes == 0) throw Error(ErrorKind::Internal, "upload batch size is 0");
     UploadPlan plan;
     UploadBatch batch;
@@ -32,15 +33,19 @@ UploadPlan plan_upload(std::span<const gguf::TensorInfo* const> tensors, uint64_
     };
     for (const auto* t : tensors) {
         plan.placements.emplace_back(t, plan.arena_bytes);
-        for (uint64_t done = 0; done < t->n_bytes;) {
-            const uint64_t n = std::min(t->n_bytes - done, batch_bytes - batch.bytes);
+        const uint64_t bytes = upload_bytes ? upload_bytes(t) : t->n_bytes;
+        if (bytes > t->n_bytes)
+            throw Error(ErrorKind::Internal, "upload of " + std::to_string(bytes) + " bytes of '" + std::string(t->name) +
+                                                 "', which has " + std::to_string(t->n_bytes));
+        for (uint64_t done = 0; done < bytes;) {
+            const uint64_t n = std::min(bytes - done, batch_bytes - batch.bytes);
             batch.pieces.push_back({t, done, plan.arena_bytes + done, n});
             batch.bytes += n;
             done += n;
             if (batch.bytes == batch_bytes) close_batch();
         }
-        plan.tensor_bytes += t->n_bytes;
-        plan.arena_bytes += (t->n_bytes + kWeightAlign - 1) / kWeightAlign * kWeightAlign;
+        plan.tensor_bytes += bytes;
+        plan.arena_bytes += (bytes + kWeightAlign - 1) / kWeightAlign * kWeightAlign;
     }
     close_batch();
     return plan;

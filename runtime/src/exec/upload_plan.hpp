@@ -10,6 +10,7 @@
 #include "model/model_binding.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -44,6 +45,9 @@ struct UploadPlan {
 };
 
 // `tensors` in the order to upload (used_tensors() gives file order). batch_bytes >= 1.
-UploadPlan plan_upload(std::span<const gguf::TensorInfo* const> tensors, uint64_t batch_bytes = kUploadBatchBytes);
+// `upload_bytes(t)`, when given, is how much of t's start to upload (a row split's GPU prefix rows;
+// the rest stays in the mapping for the CPU): t's slot and pieces cover only those bytes.
+UploadPlan plan_upload(std::span<const gguf::TensorInfo* const> tensors, uint64_t batch_bytes = kUploadBatchBytes,
+                       const std::function<uint64_t(const gguf::TensorInfo*)>& upload_bytes = {});
 
 }  // namespace dense::exec

@@ -16,13 +16,17 @@ namespace dense::exec {
 
 namespace {
 
-// The first byte of `p`'s page. The mapping starts on a page, so address and file offset agree.
-const std::byte* page_floor(const std::byte* p) {
+uintptr_t page_size() {
     static const uintptr_t page = [] {
         const long v = ::sysconf(_SC_PAGESIZE);
         return v > 0 ? static_cast<uintptr_t>(v) : uintptr_t{4096};
     }();
-    return reinterpret_cast<const std::byte*>(reinterpret_cast<uintptr_t>(p) / page * page);
+    return page;
+}
+
+// The first byte of `p`'s page. The mapping starts on a page, so address and file offset agree.
+const std::byte* page_floor(const std::byte* p) {
+    return reinterpret_cast<const std::byte*>(reinterpret_cast<uintptr_t>(p) / page_size() * page_size());
 }
 
 void prefetch(const UploadBatch& batch) {
@@ -32,14 +36,19 @@ void prefetch(const UploadBatch& batch) {
 }  // namespace
 
 WeightStore::WeightStore(const model::BoundModel& model, DeviceMemory& memory, uint64_t batch_bytes,
-                         bool drop_page_cache) {
+                         bool drop_page_cache, const plan::Placement* split) {
     const auto tensors = used_tensors(model);
     if (memory.kind() == DENSE_DEVICE_CPU) {
         for (const auto* t : tensors) where_[t] = t->data.data();
         return;
     }
     const auto start = std::chrono::steady_clock::now();
-    const UploadPlan plan = plan_upload(tensors, batch_bytes);
+    std::function<uint64_t(const gguf::TensorInfo*)> gpu_bytes;
+    if (split != nullptr)
+        gpu_bytes = [split](const gguf::TensorInfo* t) {
+            return static_cast<uint64_t>(split->gpu_rows(std::string(t->name))) * plan::row_bytes(*t);
+        };
+    const UploadPlan plan = plan_upload(tensors, batch_bytes, gpu_bytes);
     auto* arena = static_cast<std::byte*>(memory.alloc(plan.arena_bytes, "model weights"));
     for (const auto& [t, offset] : plan.placements) where_[t] = arena + offset;
 
@@ -58,6 +67,19 @@ WeightStore::WeightStore(const model::BoundModel& model, DeviceMemory& memory, u
             memory.to_device(arena + piece.arena_offset, piece.source().data(), piece.bytes);
         memory.sync();  // the copies have read their sources: the pages may go
         done += batch.bytes;
+        if (split != nullptr) {
+            // Only the uploaded pieces' own whole pages: the CPU rows between them stay.
+            for (const auto& piece : batch.pieces) {
+                const auto src = piece.source();
+                const std::byte* first = page_floor(src.data() + page_size() - 1);
+                const std::byte* end = page_floor(src.data() + src.size());
+                if (end > first)
+                    released_ += gguf::MappedFile::release_pages_at({first, static_cast<size_t>(end - first)},
+                                                                    drop_page_cache);
+            }
+            progress.update(done);
+            continue;
+        }
 
         const std::byte* from = released_to ? released_to : batch.pieces.front().source().data();
         const auto last = batch.pieces.back().source();

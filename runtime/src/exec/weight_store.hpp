@@ -15,6 +15,7 @@
 #include "exec/device_memory.hpp"
 #include "exec/upload_plan.hpp"
 #include "model/model_binding.hpp"
+#include "plan/row_split.hpp"
 
 #include <map>
 
@@ -26,8 +27,10 @@ public:
     // of `batch_bytes` (smaller in tests, to get many batches out of a tiny model); each batch's pages
     // leave the process, and the page cache too unless `drop_page_cache` is false (the run config's
     // keep_page_cache: a rerun of the same model then loads from memory instead of the disk).
+    // With a row split (`split`, verified), only each tensor's GPU prefix rows are uploaded, and
+    // only their pages are released: the CPU rows stay mapped (and cached) for the CPU to read.
     WeightStore(const model::BoundModel& model, DeviceMemory& memory, uint64_t batch_bytes = kUploadBatchBytes,
-                bool drop_page_cache = true);
+                bool drop_page_cache = true, const plan::Placement* split = nullptr);
 
     const void* pointer(const gguf::TensorInfo* tensor) const;  // throws Internal for an unknown tensor
     uint64_t uploaded_bytes() const noexcept { return uploaded_; }  // the arena, padding included; 0 on the CPU

@@ -10,10 +10,12 @@ namespace dense::graph {
 
 void select_ops(Graph& graph, const packs::PackManager& packs, size_t device) {
     for (Node& n : graph.nodes) {
-        const packs::OpCandidate* c = packs.select_op(n.key, n.call, device);
+        // The CPU part of a row split in a GPU session runs on the CPU (devices()[0]).
+        const size_t on = n.key.device == DENSE_DEVICE_CPU ? 0 : device;
+        const packs::OpCandidate* c = packs.select_op(n.key, n.call, on);
         if (c == nullptr)
             throw Error(ErrorKind::Pack, "no usable kernel pack implements " + packs::to_string(n.key) + " for node '" +
-                                             n.label + "' on device " + packs.devices().at(device).id() +
+                                             n.label + "' on device " + packs.devices().at(on).id() +
                                              " (dense-rt packs lists what each pack registers)");
         n.op = *c;
     }

@@ -378,10 +378,6 @@ void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, co
     if (keep < 0 || w.view.ne[2] != 1 || w.view.ne[3] != 1)
         throw Error(ErrorKind::Internal, "graph: row split of '" + tensor_name(t) + "' at row " + std::to_string(keep) +
                                              " of " + std::to_string(rows) + " is not a split of a 2-D GEMV weight");
-    if (options_.device_kind != DENSE_DEVICE_CPU)
-        throw Error(ErrorKind::Config, "row split onto the CPU is not supported on GPU sessions yet ('" +
-                                           tensor_name(t) + "' keeps " + std::to_string(keep) + " of " +
-                                           std::to_string(rows) + " rows on the device)");
     // Rows [first, end) of the weight: ne[1] = the range's rows, data advanced by whole rows.
     auto row_view = [&](const void* base, int64_t first, int64_t end) {
         ViewRef r = w;
@@ -391,15 +387,17 @@ void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, co
         return r;
     };
     const std::string range = "rows [" + std::to_string(keep) + ", " + std::to_string(rows) + ")";
-    if (keep > 0)
-        emit(label + " rows [0, " + std::to_string(keep) + ")", DENSE_OP_GEMV_Q, w.view.type, act,
-             {row_view(w.external_ptr, 0, keep), xq}, {f32(y, keep)}, params(), phase);
-    // The CPU's rows come from the file mapping, wherever the device's copy lives.
+    // The CPU's rows come first: on a GPU the executor starts them on host threads (exec/host_nodes.hpp)
+    // and the device's rows, next, run meanwhile. The CPU reads them from the file mapping, wherever
+    // the device's copy lives.
     ViewRef cpu_w = row_view(t->data.data(), keep, rows);
     cpu_w.view.device_kind = DENSE_DEVICE_CPU;
     emit(label + " " + range + " on the cpu", DENSE_OP_GEMV_Q, w.view.type, act, {cpu_w, xq},
          {f32(y, rows - keep, 1, keep)}, params(), phase);
     graph_.nodes.back().key.device = DENSE_DEVICE_CPU;
+    if (keep > 0)
+        emit(label + " rows [0, " + std::to_string(keep) + ")", DENSE_OP_GEMV_Q, w.view.type, act,
+             {row_view(w.external_ptr, 0, keep), xq}, {f32(y, keep)}, params(), phase);
 }
 
 void Lowering::conv1d_causal_silu(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {

@@ -124,7 +124,8 @@ static_assert(offsetof(dense_device_api, marks_create) == 136);
 static_assert(offsetof(dense_device_api, mark_record) == 144);
 static_assert(offsetof(dense_device_api, marks_elapsed_ms) == 152);
 static_assert(offsetof(dense_device_api, marks_destroy) == 160);
-static_assert(sizeof(dense_device_api) == 168);
+static_assert(offsetof(dense_device_api, launch_host_fn) == 168);  // ABI 1.4
+static_assert(sizeof(dense_device_api) == 176);
 
 static_assert(offsetof(dense_pack, hdr) == 0);
 static_assert(offsetof(dense_pack, name) == 8);

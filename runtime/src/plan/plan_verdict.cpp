@@ -38,7 +38,7 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
             PlanRequest r = request;
             r.row_split = rs.placement;
             const VramBill b = make_plan(model, spec, packs, r);
-            report.split = PlanReport::Split{rs.kinds, b.cpu_read_bytes, b.peak(), b.peak() <= budget->bytes};
+            report.split = PlanReport::Split{rs.kinds, b.cpu_read_bytes, b.peak(), b.peak() <= budget->bytes, rs.placement};
             if (report.split->fits || !rs.enough) break;
             ask += b.peak() - budget->bytes;
         }

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define DENSE_ABI_MAJOR 1u
-#define DENSE_ABI_MINOR 3u
+#define DENSE_ABI_MINOR 4u
 
 /* dense_pack_score(NULL) returns the ABI version the pack was built against, encoded like this. It
  * lets the host refuse a pack of another major before it reads any struct the pack fills. */
@@ -349,6 +349,11 @@ typedef struct dense_device_api {
     dense_status (*marks_elapsed_ms)(void* user, uint32_t device_index, void* marks, uint32_t from, uint32_t to,
                                      float* out_ms);
     void (*marks_destroy)(void* user, uint32_t device_index, void* marks);
+    /* ---- ABI 1.4 (NULL in older packs: the host then cannot run a row split on this device).
+     * Run fn(arg) on a host thread once the work enqueued before it on `stream` is done; the work
+     * enqueued after it waits until fn returns (cudaLaunchHostFunc). Capturable into a graph, where
+     * it runs at every launch. fn must not call the device API. */
+    dense_status (*launch_host_fn)(void* user, uint32_t device_index, void (*fn)(void* arg), void* arg, void* stream);
 } dense_device_api;
 
 typedef struct dense_pack {

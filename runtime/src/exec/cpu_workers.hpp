@@ -1,0 +1,45 @@
+// A fixed set of host threads that run indexed tasks: the CPU rows of a row split are cut into one
+// chunk per thread (exec/host_nodes.hpp), and the chunks of every pending GEMV queue up here in the
+// order they were started. submit() returns at once (it is called from a device stream's host
+// function, which must not block the stream longer than it takes to hand the work over).
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace dense::exec {
+
+class CpuWorkers {
+public:
+    using Task = void (*)(void* context, size_t index);
+
+    // `threads` workers; 0 = one per hardware thread.
+    explicit CpuWorkers(unsigned threads);
+    ~CpuWorkers();
+    CpuWorkers(const CpuWorkers&) = delete;
+    CpuWorkers& operator=(const CpuWorkers&) = delete;
+
+    unsigned size() const noexcept { return static_cast<unsigned>(threads_.size()); }
+    // Runs task(context, i) for i in [0, count) on the workers; returns before they run.
+    void submit(Task task, void* context, size_t count);
+
+private:
+    struct Item {
+        Task task;
+        void* context;
+        size_t index;
+    };
+    void work();
+
+    std::mutex mutex_;
+    std::condition_variable ready_;
+    std::deque<Item> queue_;
+    bool stopping_ = false;
+    std::vector<std::thread> threads_;
+};
+
+}  // namespace dense::exec

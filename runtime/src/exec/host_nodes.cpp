@@ -1,0 +1,245 @@
+#include "exec/host_nodes.hpp"
+
+#include "core/error.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+
+namespace dense::exec {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Bytes a view spans from its first byte (views here are contiguous: the last stride times its count).
+uint64_t view_bytes(const dense_tensor_view& v) {
+    uint64_t bytes = 0;
+    for (int d = 1; d < 4; ++d) bytes = std::max(bytes, static_cast<uint64_t>(v.nb[d]) * static_cast<uint64_t>(v.ne[d]));
+    return bytes;
+}
+
+struct ByteRange {
+    graph::BufferId buffer = 0;
+    uint64_t first = 0, end = 0;
+    bool overlaps(const ByteRange& o) const { return buffer == o.buffer && first < o.end && o.first < end; }
+};
+
+ByteRange range_of(const graph::ViewRef& r) { return {r.buffer, r.offset, r.offset + view_bytes(r.view)}; }
+
+bool accumulates(const graph::Node& n) {
+    if (n.params.size() < sizeof(dense_gemv_params)) return false;
+    dense_gemv_params p;
+    std::memcpy(&p, n.params.data(), sizeof p);
+    return p.accumulate != 0;
+}
+
+}  // namespace
+
+struct HostNodes::Job {
+    HostNodes* owner = nullptr;
+    std::string label;
+    dense_op_impl impl{};
+    // One call per chunk of rows; the views they point at live in the vectors beside them.
+    std::vector<dense_op_call> chunks;
+    std::vector<std::array<dense_tensor_view, 2>> chunk_src;
+    std::vector<dense_tensor_view> chunk_dst;
+    struct Copy {
+        void* host;
+        void* device;
+        uint64_t bytes;
+    };
+    std::vector<Copy> in, out;
+    std::vector<ByteRange> reads, writes;
+
+    // Per run (guarded by mutex): chunks not yet done, the first failure, timings.
+    std::mutex mutex;
+    std::condition_variable done;
+    size_t remaining = 0;
+    dense_status failed = DENSE_OK;
+    Clock::time_point started;
+    double cpu_ms = 0, wait_ms = 0;
+    uint64_t runs = 0;
+};
+
+HostNodes::HostNodes(const graph::Graph& g, DeviceMemory& memory, CpuWorkers& workers)
+    : memory_(memory), workers_(workers) {
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+        const graph::Node& n = g.nodes[i];
+        if (n.key.device != DENSE_DEVICE_CPU) continue;
+        if (!memory.can_call_host())
+            throw Error(ErrorKind::Device, memory.label() + " cannot run the CPU rows of a row split: its pack has no "
+                                           "host functions (ABI 1.4); run with every weight on the GPU");
+        if (n.key.op != DENSE_OP_GEMV_Q || n.src.size() != 2 || n.dst.size() != 1 || !n.src[0].external ||
+            n.src[1].external || n.dst[0].external)
+            throw Error(ErrorKind::Internal, "node '" + n.label + "' runs on the CPU in a GPU session but is not the "
+                                             "CPU part of a split GEMV");
+        auto job = std::make_unique<Job>();
+        job->owner = this;
+        job->label = n.label;
+        job->impl = n.op.impl;
+
+        // Host staging for the activation and the output slice; the CPU op sees only host memory.
+        const auto stage = [&](const dense_tensor_view& device_view) {
+            dense_tensor_view v = device_view;
+            v.data = memory.alloc_host(view_bytes(device_view));
+            v.device_kind = DENSE_DEVICE_CPU;
+            v.device_index = 0;
+            return v;
+        };
+        const dense_tensor_view x = stage(n.src_views[1]);
+        const dense_tensor_view y = stage(n.dst_views[0]);
+        job->in.push_back({x.data, n.src_views[1].data, view_bytes(x)});
+        if (accumulates(n)) job->in.push_back({y.data, n.dst_views[0].data, view_bytes(y)});
+        job->out.push_back({n.dst_views[0].data, y.data, view_bytes(y)});
+        job->reads = {range_of(n.src[1]), range_of(n.dst[0])};
+        job->writes = {range_of(n.dst[0])};
+
+        // Chunks of whole rows, one per worker (fewer for a short suffix).
+        const dense_tensor_view& w = n.src_views[0];
+        const int64_t rows = w.ne[1];
+        const auto count = static_cast<int64_t>(std::max<int64_t>(1, std::min<int64_t>(workers.size(), rows)));
+        job->chunk_src.resize(static_cast<size_t>(count));
+        job->chunk_dst.resize(static_cast<size_t>(count));
+        job->chunks.resize(static_cast<size_t>(count));
+        for (int64_t c = 0; c < count; ++c) {
+            const int64_t first = rows * c / count, end = rows * (c + 1) / count;
+            dense_tensor_view wc = w;
+            wc.data = static_cast<std::byte*>(w.data) + static_cast<uint64_t>(w.nb[1]) * static_cast<uint64_t>(first);
+            wc.ne[1] = end - first;
+            wc.nb[2] = wc.nb[1] * wc.ne[1];
+            wc.nb[3] = wc.nb[2] * wc.ne[2];
+            dense_tensor_view yc = y;
+            yc.data = static_cast<std::byte*>(y.data) + static_cast<uint64_t>(y.nb[0]) * static_cast<uint64_t>(first);
+            yc.ne[0] = end - first;
+            yc.nb[1] = yc.nb[0] * yc.ne[0];
+            yc.nb[2] = yc.nb[1] * yc.ne[1];
+            yc.nb[3] = yc.nb[2] * yc.ne[2];
+            const auto k = static_cast<size_t>(c);
+            job->chunk_src[k] = {wc, x};
+            job->chunk_dst[k] = yc;
+            dense_op_call call = n.call;
+            call.src = job->chunk_src[k].data();
+            call.dst = &job->chunk_dst[k];
+            call.stream = nullptr;
+            call.workspace = nullptr;
+            call.workspace_bytes = 0;
+            call.n_threads = 1;
+            job->chunks[k] = call;
+        }
+        by_node_[i] = job.get();
+        jobs_.push_back(std::move(job));
+    }
+}
+
+HostNodes::~HostNodes() { drain(); }
+
+void HostNodes::start_job(void* p) {
+    auto& job = *static_cast<Job*>(p);
+    {
+        std::lock_guard lock(job.mutex);
+        job.remaining = job.chunks.size();
+        job.started = Clock::now();
+    }
+    job.owner->workers_.submit(&HostNodes::run_chunk, &job, job.chunks.size());
+}
+
+void HostNodes::run_chunk(void* p, size_t index) {
+    auto& job = *static_cast<Job*>(p);
+    const dense_status s = job.impl.run(job.impl.user, &job.chunks[index]);
+    std::lock_guard lock(job.mutex);
+    if (s != DENSE_OK && job.failed == DENSE_OK) job.failed = s;
+    if (--job.remaining == 0) {
+        job.cpu_ms += std::chrono::duration<double, std::milli>(Clock::now() - job.started).count();
+        ++job.runs;
+        job.done.notify_all();
+    }
+}
+
+void HostNodes::wait_job(void* p) {
+    auto& job = *static_cast<Job*>(p);
+    const auto from = Clock::now();
+    std::unique_lock lock(job.mutex);
+    job.done.wait(lock, [&] { return job.remaining == 0; });
+    job.wait_ms += std::chrono::duration<double, std::milli>(Clock::now() - from).count();
+}
+
+void HostNodes::start(size_t node) {
+    Job& job = *by_node_.at(node);
+    for (const auto& c : job.in) memory_.to_host(c.host, c.device, c.bytes);
+    memory_.call_host(&HostNodes::start_job, &job);
+    pending_.push_back(&job);
+}
+
+void HostNodes::join(Job& job) {
+    memory_.call_host(&HostNodes::wait_job, &job);
+    for (const auto& c : job.out) memory_.to_device(c.device, c.host, c.bytes);
+}
+
+void HostNodes::join_before(const graph::Node& next) {
+    const auto races = [&](const Job& job) {
+        for (const auto& v : next.dst) {
+            if (v.external) continue;
+            const ByteRange r = range_of(v);
+            for (const auto& x : job.reads)
+                if (r.overlaps(x)) return true;
+        }
+        for (const auto& v : next.src) {
+            if (v.external) continue;
+            const ByteRange r = range_of(v);
+            for (const auto& x : job.writes)
+                if (r.overlaps(x)) return true;
+        }
+        return false;
+    };
+    for (auto it = pending_.begin(); it != pending_.end();) {
+        if (races(**it)) {
+            join(**it);
+            it = pending_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+void HostNodes::join_all() {
+    for (Job* job : pending_) join(*job);
+    pending_.clear();
+}
+
+void HostNodes::drain() noexcept {
+    for (auto& job : jobs_) {
+        std::unique_lock lock(job->mutex);
+        job->done.wait(lock, [&] { return job->remaining == 0; });
+    }
+    pending_.clear();
+}
+
+void HostNodes::throw_if_failed(int64_t position) {
+    for (auto& job : jobs_) {
+        std::lock_guard lock(job->mutex);
+        if (job->failed == DENSE_OK) continue;
+        const dense_status s = job->failed;
+        job->failed = DENSE_OK;
+        throw Error(s == DENSE_E_NUMERIC ? ErrorKind::Numeric : ErrorKind::Pack,
+                    "step at position " + std::to_string(position) + ": the CPU rows of node '" + job->label +
+                        "' failed (status " + std::to_string(s) + "); the session state is unchanged");
+    }
+}
+
+HostSplitStats HostNodes::stats() const {
+    HostSplitStats s;
+    for (const auto& job : jobs_) {
+        std::lock_guard lock(job->mutex);
+        s.jobs += job->runs;
+        s.cpu_ms += job->cpu_ms;
+        s.wait_ms += job->wait_ms;
+        for (const auto& c : job->in) s.bytes_to_host += c.bytes * job->runs;
+        for (const auto& c : job->out) s.bytes_to_device += c.bytes * job->runs;
+    }
+    return s;
+}
+
+}  // namespace dense::exec

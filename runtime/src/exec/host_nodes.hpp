@@ -1,0 +1,77 @@
+// The CPU rows of a row split (plan/row_split.hpp) in a GPU session. For every split GEMV the graph
+// holds a node on the CPU (key.device = CPU) that reads its weight rows from the file mapping and
+// its activation from device buffers. Each such node becomes a job on the device's stream:
+//
+//   start: copy its device inputs (the quantized activation, and the output slice when the GEMV
+//          accumulates into it) to page-locked staging, then a host function that hands the job's
+//          row chunks to the CPU workers and returns at once;
+//   ...    the device runs on: the GPU rows of the same GEMV (lowered right after it) and anything
+//          else that does not touch the job's data;
+//   join:  a host function that waits for the chunks, then the copy of the output slice back.
+//
+// A job is joined right before the first later node that reads or writes its output, or writes its
+// inputs (byte ranges of graph buffers), and at the end of the step. So the GPU prefix and the CPU
+// suffix of a GEMV run at the same time and only activations cross the bus (a few KiB per split
+// GEMV). Everything is enqueued on the session's one stream, so it is captured into the step's
+// device graph like any kernel and replays with it.
+#pragma once
+
+#include "exec/cpu_workers.hpp"
+#include "exec/device_memory.hpp"
+#include "graph/graph.hpp"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace dense::exec {
+
+// Totals over every step since the session started.
+struct HostSplitStats {
+    uint64_t jobs = 0;            // CPU GEMV parts run
+    double cpu_ms = 0;            // from each job's start to its last chunk's end, summed
+    double wait_ms = 0;           // how long the stream stood waiting in joins, summed
+    uint64_t bytes_to_host = 0;   // activations copied to the host
+    uint64_t bytes_to_device = 0; // results copied back
+};
+
+class HostNodes {
+public:
+    // Takes every node of `g` on the CPU while `memory` is a device (g is resolved: its views point
+    // at device buffers; the host side gets its own staging from memory.alloc_host). Each job is cut
+    // into workers.size() row chunks. Throws dense::Error(Device) when the device cannot run host
+    // functions (a pack before ABI 1.4) and Internal for a CPU node that is not a GEMV.
+    HostNodes(const graph::Graph& g, DeviceMemory& memory, CpuWorkers& workers);
+    ~HostNodes();
+    HostNodes(const HostNodes&) = delete;
+    HostNodes& operator=(const HostNodes&) = delete;
+
+    bool is_host(size_t node) const { return by_node_.count(node) != 0; }
+    void begin_step() { pending_.clear(); }
+    // Enqueues node `node`'s copies in and its start.
+    void start(size_t node);
+    // Enqueues the joins of the pending jobs that `next` would race with.
+    void join_before(const graph::Node& next);
+    void join_all();
+    // After a failed step, once the stream is idle: waits for chunks still running on the workers.
+    void drain() noexcept;
+    // After the stream synced: throws dense::Error(Pack) naming the node if a CPU part failed.
+    void throw_if_failed(int64_t position);
+    HostSplitStats stats() const;
+
+private:
+    struct Job;
+    static void start_job(void* job);
+    static void wait_job(void* job);
+    static void run_chunk(void* job, size_t index);
+    void join(Job& job);
+
+    DeviceMemory& memory_;
+    CpuWorkers& workers_;
+    std::vector<std::unique_ptr<Job>> jobs_;
+    std::map<size_t, Job*> by_node_;
+    std::vector<Job*> pending_;  // started, not yet joined (in this step's enqueue order)
+};
+
+}  // namespace dense::exec
