@@ -390,10 +390,15 @@ void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, co
     // The CPU's rows come first: on a GPU the executor starts them on host threads (exec/host_nodes.hpp)
     // and the device's rows, next, run meanwhile. The CPU reads them from the file mapping, wherever
     // the device's copy lives.
+    // Its activation and output views say CPU too: on a GPU the op sees host staging copies of them.
     ViewRef cpu_w = row_view(t->data.data(), keep, rows);
-    cpu_w.view.device_kind = DENSE_DEVICE_CPU;
-    emit(label + " " + range + " on the cpu", DENSE_OP_GEMV_Q, w.view.type, act, {cpu_w, xq},
-         {f32(y, rows - keep, 1, keep)}, params(), phase);
+    ViewRef cpu_x = xq, cpu_y = f32(y, rows - keep, 1, keep);
+    for (ViewRef* v : {&cpu_w, &cpu_x, &cpu_y}) {
+        v->view.device_kind = DENSE_DEVICE_CPU;
+        v->view.device_index = 0;
+    }
+    emit(label + " " + range + " on the cpu", DENSE_OP_GEMV_Q, w.view.type, act, {cpu_w, cpu_x}, {cpu_y}, params(),
+         phase);
     graph_.nodes.back().key.device = DENSE_DEVICE_CPU;
     if (keep > 0)
         emit(label + " rows [0, " + std::to_string(keep) + ")", DENSE_OP_GEMV_Q, w.view.type, act,

@@ -1,0 +1,103 @@
+// libdense-cpu-avx2.so: GEMV_Q against Q8_32 activations for IQ4_XS, Q4_K, Q5_K, Q6_K and Q8_0 with
+// AVX2 (kernels/). Its impls have priority 1, above cpu-ref's 0, so they serve those keys wherever
+// the CPU has AVX2 and F16C; everything else stays with cpu-ref. The activation choice of a CPU session
+// is unchanged (each weight's own activation format first, packs/activation_choice.cpp), so these
+// impls run only where the activation is Q8_32: the CPU rows of a row split beside a GPU.
+#include "gemv_op.hpp"
+
+#include <dense/sdk/pack.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#ifndef DENSE_CPUAVX2_VERSION
+#define DENSE_CPUAVX2_VERSION "0.0.0"
+#endif
+
+namespace dense::cpuavx2 {
+namespace {
+
+constexpr GemvFormat kFormats[] = {
+    {DENSE_TYPE_IQ4_XS, "cpu-avx2.gemv_q.iq4_xs.q8_32", 256, 136, dot_iq4_xs_q8_32},
+    {DENSE_TYPE_Q4_K, "cpu-avx2.gemv_q.q4_k.q8_32", 256, 144, dot_q4_k_q8_32},
+    {DENSE_TYPE_Q5_K, "cpu-avx2.gemv_q.q5_k.q8_32", 256, 176, dot_q5_k_q8_32},
+    {DENSE_TYPE_Q6_K, "cpu-avx2.gemv_q.q6_k.q8_32", 256, 210, dot_q6_k_q8_32},
+    {DENSE_TYPE_Q8_0, "cpu-avx2.gemv_q.q8_0.q8_32", 32, 34, dot_q8_0_q8_32},
+};
+
+struct PackState {
+    dense_pack pack = dense::sdk::make_struct<dense_pack>();
+    dense::sdk::Host host{nullptr};
+    struct Op {
+        PackState* state;
+        const GemvFormat* format;
+    };
+    std::vector<std::unique_ptr<Op>> ops;
+};
+
+uint32_t supports_cb(void* user, const dense_op_call* call) noexcept {
+    try {
+        const auto* op = static_cast<const PackState::Op*>(user);
+        return call != nullptr && check_gemv(*op->format, *call).empty() ? 1u : 0u;
+    } catch (...) {
+        return 0;
+    }
+}
+
+dense_status run_cb(void* user, const dense_op_call* call) noexcept {
+    const auto* op = static_cast<const PackState::Op*>(user);
+    if (call == nullptr) return DENSE_E_INVALID_ARGUMENT;
+    return dense::sdk::guarded(op->state->host, "cpu-avx2", [&]() -> dense_status {
+        const std::string err = run_gemv(*op->format, *call);
+        if (err.empty()) return DENSE_OK;
+        op->state->host.error(std::string(op->format->op_name) + ": " + err);
+        return DENSE_E_INVALID_ARGUMENT;
+    });
+}
+
+// 1 for the CPU, plus 1 for the ISA it was built for (the design's rule for CPU packs), when the CPU
+// has it: AVX2 and F16C. 0 elsewhere.
+uint32_t score(const dense_hw_desc& hw) {
+    if (hw.device_kind != DENSE_DEVICE_CPU) return 0;
+    const uint64_t need = DENSE_CPU_AVX2 | DENSE_CPU_F16C;
+    return (hw.cpu_features & need) == need ? 2u : 0u;
+}
+
+dense_status init(dense::sdk::Host host, dense_pack** out) {
+    auto state = std::make_unique<PackState>();
+    state->host = host;
+    for (const GemvFormat& f : kFormats) {
+        state->ops.push_back(std::make_unique<PackState::Op>(PackState::Op{state.get(), &f}));
+        auto impl = dense::sdk::make_struct<dense_op_impl>();
+        impl.op_kind = DENSE_OP_GEMV_Q;
+        impl.weight_type = f.weight;
+        impl.act_type = DENSE_TYPE_Q8_32;
+        impl.device_kind = DENSE_DEVICE_CPU;
+        impl.priority = 1;
+        impl.name = f.op_name;
+        impl.user = state->ops.back().get();
+        impl.supports = supports_cb;
+        impl.run = run_cb;
+        if (const dense_status s = host.register_op(impl); s != DENSE_OK) {
+            host.error(std::string("registering ") + f.op_name + " failed with status " + std::to_string(s));
+            return s;
+        }
+    }
+    state->pack.name = "cpu-avx2";
+    state->pack.version = DENSE_CPUAVX2_VERSION;
+    state->pack.device_kind = DENSE_DEVICE_CPU;
+    state->pack.device = nullptr;
+    state->pack.user = state.get();
+    *out = &state.release()->pack;
+    return DENSE_OK;
+}
+
+void release(dense_pack* pack) {
+    if (pack != nullptr) delete static_cast<PackState*>(pack->user);
+}
+
+}  // namespace
+}  // namespace dense::cpuavx2
+
+DENSE_PACK_ENTRY_POINTS(dense::cpuavx2::score, dense::cpuavx2::init, dense::cpuavx2::release)
