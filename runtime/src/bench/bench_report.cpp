@@ -49,8 +49,11 @@ std::string to_markdown(const BenchReport& r) {
             const auto& sp = *r.split;
             o << "row split: " << fmt("%.3f", static_cast<double>(sp.cpu_bytes_per_token) / 1e9)
               << " GB of weight rows on the CPU, " << fmt("%.3f", static_cast<double>(sp.gpu_bytes_per_token) / 1e9)
-              << " GB on the GPU per token | per step (" << sp.steps << " steps): CPU parts "
-              << fmt("%.2f", sp.cpu_ms_per_step) << " ms, device waited " << fmt("%.2f", sp.wait_ms_per_step)
+              << " GB on the GPU per token | per step (" << sp.steps << " steps): " << sp.threads
+              << " CPU threads busy " << fmt("%.1f", sp.thread_ms_per_step) << " thread-ms ("
+              << fmt("%.1f", sp.thread_ms_per_step > 0 ? static_cast<double>(sp.cpu_bytes_per_token) / sp.thread_ms_per_step / 1e6 : 0.0)
+              << " GB/s per thread), CPU parts start to end " << fmt("%.2f", sp.cpu_ms_per_step)
+              << " ms, device waited " << fmt("%.2f", sp.wait_ms_per_step)
               << " ms, " << fmt("%.1f", sp.bus_bytes_per_step / 1024.0) << " KiB over the bus\n";
         }
         o << "\n";
@@ -100,6 +103,8 @@ std::string to_json(const BenchReport& r) {
                           {"gpu_bytes_per_token", r.split->gpu_bytes_per_token},
                           {"steps", r.split->steps},
                           {"cpu_ms_per_step", r.split->cpu_ms_per_step},
+                          {"thread_ms_per_step", r.split->thread_ms_per_step},
+                          {"threads", r.split->threads},
                           {"wait_ms_per_step", r.split->wait_ms_per_step},
                           {"bus_bytes_per_step", r.split->bus_bytes_per_step}};
     if (r.ceiling)

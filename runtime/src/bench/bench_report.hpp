@@ -41,6 +41,8 @@ struct BenchReport {
         uint64_t gpu_bytes_per_token = 0;  // the rest of weight_bytes_per_token
         uint64_t steps = 0;
         double cpu_ms_per_step = 0;        // the CPU parts, start to end, summed over a step's GEMVs
+        double thread_ms_per_step = 0;     // the worker threads' busy time, summed over the threads
+        unsigned threads = 0;
         double wait_ms_per_step = 0;       // how long the device stood waiting for them
         double bus_bytes_per_step = 0;     // activations to the host and results back
     };

@@ -177,6 +177,8 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
             u.steps = session.steps_run();
             const double steps = static_cast<double>(std::max<uint64_t>(u.steps, 1));
             u.cpu_ms_per_step = st.cpu_ms / steps;
+            u.thread_ms_per_step = st.thread_ms / steps;
+            u.threads = st.threads;
             u.wait_ms_per_step = st.wait_ms / steps;
             u.bus_bytes_per_step = static_cast<double>(st.bytes_to_host + st.bytes_to_device) / steps;
             report.split = u;

@@ -14,6 +14,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+constexpr int64_t kChunksPerWorker = 4;
+constexpr int64_t kMinChunkRows = 16;  // below this a chunk costs more to hand out than to compute
+
 // Bytes a view spans from its first byte (views here are contiguous: the last stride times its count).
 uint64_t view_bytes(const dense_tensor_view& v) {
     uint64_t bytes = 0;
@@ -60,7 +63,7 @@ struct HostNodes::Job {
     size_t remaining = 0;
     dense_status failed = DENSE_OK;
     Clock::time_point started;
-    double cpu_ms = 0, wait_ms = 0;
+    double cpu_ms = 0, thread_ms = 0, wait_ms = 0;
     uint64_t runs = 0;
 };
 
@@ -97,10 +100,14 @@ HostNodes::HostNodes(const graph::Graph& g, DeviceMemory& memory, CpuWorkers& wo
         job->reads = {range_of(n.src[1]), range_of(n.dst[0])};
         job->writes = {range_of(n.dst[0])};
 
-        // Chunks of whole rows, one per worker (fewer for a short suffix).
+        // Chunks of whole rows, kChunksPerWorker per worker (fewer for a short suffix): a job ends with
+        // its last chunk, so with one chunk per worker a single descheduled worker (the host also runs
+        // the thread waiting on the device and the driver's callback thread) would stall the whole
+        // GEMV; with several, the others take its share from the queue.
         const dense_tensor_view& w = n.src_views[0];
         const int64_t rows = w.ne[1];
-        const auto count = static_cast<int64_t>(std::max<int64_t>(1, std::min<int64_t>(workers.size(), rows)));
+        const auto count = std::max<int64_t>(
+            1, std::min<int64_t>(static_cast<int64_t>(workers.size()) * kChunksPerWorker, rows / kMinChunkRows));
         job->chunk_src.resize(static_cast<size_t>(count));
         job->chunk_dst.resize(static_cast<size_t>(count));
         job->chunks.resize(static_cast<size_t>(count));
@@ -148,8 +155,11 @@ void HostNodes::start_job(void* p) {
 
 void HostNodes::run_chunk(void* p, size_t index) {
     auto& job = *static_cast<Job*>(p);
+    const auto from = Clock::now();
     const dense_status s = job.impl.run(job.impl.user, &job.chunks[index]);
+    const auto to = Clock::now();
     std::lock_guard lock(job.mutex);
+    job.thread_ms += std::chrono::duration<double, std::milli>(to - from).count();
     if (s != DENSE_OK && job.failed == DENSE_OK) job.failed = s;
     if (--job.remaining == 0) {
         job.cpu_ms += std::chrono::duration<double, std::milli>(Clock::now() - job.started).count();
@@ -231,10 +241,12 @@ void HostNodes::throw_if_failed(int64_t position) {
 
 HostSplitStats HostNodes::stats() const {
     HostSplitStats s;
+    s.threads = workers_.size();
     for (const auto& job : jobs_) {
         std::lock_guard lock(job->mutex);
         s.jobs += job->runs;
         s.cpu_ms += job->cpu_ms;
+        s.thread_ms += job->thread_ms;
         s.wait_ms += job->wait_ms;
         for (const auto& c : job->in) s.bytes_to_host += c.bytes * job->runs;
         for (const auto& c : job->out) s.bytes_to_device += c.bytes * job->runs;

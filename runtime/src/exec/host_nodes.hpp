@@ -30,8 +30,11 @@ namespace dense::exec {
 // Totals over every step since the session started.
 struct HostSplitStats {
     uint64_t jobs = 0;            // CPU GEMV parts run
-    double cpu_ms = 0;            // from each job's start to its last chunk's end, summed
+    double cpu_ms = 0;            // from each job's start to its last chunk's end, summed (jobs
+                                  // queued behind each other count their waiting too)
+    double thread_ms = 0;         // the chunks' own run times, summed over the workers
     double wait_ms = 0;           // how long the stream stood waiting in joins, summed
+    unsigned threads = 0;         // workers
     uint64_t bytes_to_host = 0;   // activations copied to the host
     uint64_t bytes_to_device = 0; // results copied back
 };

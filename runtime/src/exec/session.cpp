@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 #include <set>
+#include <thread>
 
 namespace dense::exec {
 
@@ -97,7 +98,10 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     }
     // The CPU rows of a split run on host threads beside the device's stream (exec/host_nodes.hpp).
     if (split != nullptr && device.kind() != DENSE_DEVICE_CPU) {
-        cpu_workers_ = std::make_unique<CpuWorkers>(static_cast<unsigned>(std::max(options.threads, 0)));
+        // `threads`, or every hardware thread but one: the host thread waiting on the device's
+        // stream spins on a core of its own while a step runs.
+        const unsigned hw = std::max(2u, std::thread::hardware_concurrency());
+        cpu_workers_ = std::make_unique<CpuWorkers>(options.threads > 0 ? static_cast<unsigned>(options.threads) : hw - 1);
         for (int p = 0; p < 2; ++p) host_nodes_[p] = std::make_unique<HostNodes>(graph_[p], *memory_, *cpu_workers_);
     }
     device_graph_ = options.device_graph && memory_->can_capture();
@@ -145,6 +149,8 @@ HostSplitStats Session::host_split_stats() const {
         const HostSplitStats s = h->stats();
         total.jobs += s.jobs;
         total.cpu_ms += s.cpu_ms;
+        total.thread_ms += s.thread_ms;
+        total.threads = s.threads;
         total.wait_ms += s.wait_ms;
         total.bytes_to_host += s.bytes_to_host;
         total.bytes_to_device += s.bytes_to_device;
