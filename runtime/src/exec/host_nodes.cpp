@@ -96,7 +96,7 @@ HostNodes::HostNodes(const graph::Graph& g, DeviceMemory& memory, CpuWorkers& wo
         const dense_tensor_view y = stage(n.dst_views[0]);
         job->in.push_back({x.data, n.src_views[1].data, view_bytes(x)});
         if (accumulates(n)) job->in.push_back({y.data, n.dst_views[0].data, view_bytes(y)});
-        job->out.push_back({n.dst_views[0].data, y.data, view_bytes(y)});
+        job->out.push_back({y.data, n.dst_views[0].data, view_bytes(y)});
         job->reads = {range_of(n.src[1]), range_of(n.dst[0])};
         job->writes = {range_of(n.dst[0])};
 
