@@ -51,6 +51,48 @@ inline int32_t hsum(__m256i v) noexcept {
 
 inline float to_f(int32_t v) noexcept { return static_cast<float>(v); }
 
+// Lane k = the sum of v[k]'s eight lanes: eight horizontal sums in nine instructions.
+inline __m256i hsum8(const __m256i v[8]) noexcept {
+    const __m256i a01 = _mm256_hadd_epi32(v[0], v[1]), a23 = _mm256_hadd_epi32(v[2], v[3]);
+    const __m256i a45 = _mm256_hadd_epi32(v[4], v[5]), a67 = _mm256_hadd_epi32(v[6], v[7]);
+    const __m256i b0 = _mm256_hadd_epi32(a01, a23), b1 = _mm256_hadd_epi32(a45, a67);
+    return _mm256_add_epi32(_mm256_permute2x128_si256(b0, b1, 0x20), _mm256_permute2x128_si256(b0, b1, 0x31));
+}
+
+// sum += terms[0]; sum += terms[1]; ... in lane order: the float additions of cpu-ref's block loop,
+// one per 32-element block, in the same order (so the same rounding).
+inline float add_in_order(float sum, __m256 terms) noexcept {
+    alignas(32) float t[8];
+    _mm256_store_ps(t, terms);
+    for (float v : t) sum += v;
+    return sum;
+}
+
+// The eight 6-bit scales and mins of a Q4_K / Q5_K super-block (12 bytes at s12, spec 3.3), as
+// int32 lanes j = 0..7 (k_scale_min below, for all j at once). Reads 16 bytes from s12 (the block
+// continues past the 12).
+struct ScalesMins {
+    __m256i scales;
+    __m256i mins;
+};
+inline ScalesMins k_scales_mins(const uint8_t* s12) noexcept {
+    const __m128i s = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s12));
+    const __m128i m63 = _mm_set1_epi8(63), m15 = _mm_set1_epi8(0x0F), m3 = _mm_set1_epi8(3);
+    const auto pick = [&](int8_t a0, int8_t a1, int8_t a2, int8_t a3, int8_t a4, int8_t a5, int8_t a6, int8_t a7) {
+        return _mm_shuffle_epi8(s, _mm_setr_epi8(a0, a1, a2, a3, a4, a5, a6, a7, -1, -1, -1, -1, -1, -1, -1, -1));
+    };
+    // High two bits of a byte, moved to bits 4..5: ((b >> 6) & 3) << 4.
+    const auto top2 = [&](__m128i b) { return _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(b, 6), m3), 4); };
+    const __m128i lo_sc = _mm_and_si128(pick(0, 1, 2, 3, 8, 9, 10, 11),
+                                        _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 0, 0, 0, 0, 0, 0, 0, 0));
+    const __m128i sc = _mm_or_si128(lo_sc, top2(pick(-1, -1, -1, -1, 0, 1, 2, 3)));
+    const __m128i m_src = pick(4, 5, 6, 7, 8, 9, 10, 11);
+    const __m128i lo_m = _mm_blend_epi16(_mm_and_si128(m_src, m63),
+                                         _mm_and_si128(_mm_srli_epi16(m_src, 4), m15), 0x0C);
+    const __m128i mn = _mm_or_si128(lo_m, top2(pick(-1, -1, -1, -1, 4, 5, 6, 7)));
+    return {_mm256_cvtepu8_epi32(sc), _mm256_cvtepu8_epi32(mn)};
+}
+
 // The 6-bit scale and min of sub-block j of Q4_K / Q5_K (spec 3.3).
 struct ScaleMin {
     int scale;

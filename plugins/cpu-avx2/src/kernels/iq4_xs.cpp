@@ -1,7 +1,11 @@
 // IQ4_XS x Q8_32 (cpu-ref: iq4_xs.cpp). 136-byte blocks of 256: d fp16 @0, scales_h @2, scales_l[4]
 // @4, qs[128] @8 (sub-block ib: 16 bytes, element p < 16 the low nibble of byte p, p >= 16 the high
-// nibble of byte p - 16), nibbles index kvalues_iq4nl. Per 32-block: a 16-entry byte shuffle turns
-// the nibbles into the codebook values, then one signed dot.
+// nibble of byte p - 16), nibbles index kvalues_iq4nl.
+//
+// One super-block at a time: per sub-block a 16-entry byte shuffle turns the nibbles into codebook
+// values and one signed dot gives eight partial sums; the eight sub-blocks' sums, scales and
+// activation scales then sit in the eight lanes of one vector each, so the per-block float terms
+// (d * da) * float(ls * t) are formed together, and added to the row's sum in block order.
 #include "kernels/avx2_common.hpp"
 #include "kernels/row_dots.hpp"
 
@@ -14,19 +18,31 @@ using namespace detail;
 float dot_iq4_xs_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
     const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dense_kvalues_iq4nl));
     const __m128i low4 = _mm_set1_epi8(0x0F);
+    const __m256i shift_l = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+    const __m256i shift_h = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
     float sum = 0.0f;
-    for (int64_t b = 0; b < n / 32; ++b) {
-        const uint8_t* blk = row + (b / 8) * 136;
-        const int ib = static_cast<int>(b % 8);
-        const __m128i q = load16(blk + 8 + 16 * ib);
-        const __m128i lo = _mm_shuffle_epi8(table, _mm_and_si128(q, low4));
-        const __m128i hi = _mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(q, 4), low4));
-        const __m256i w = _mm256_set_m128i(hi, lo);
-        const int32_t t = hsum(dot_s8_s8(w, load32(q832_codes(act, b))));
+    for (int64_t sb = 0; sb < n / 256; ++sb) {
+        const uint8_t* blk = row + sb * 136;
+        const uint8_t* a = q832_codes(act, 8 * sb);
+        __m256i dots[8];
+        for (int ib = 0; ib < 8; ++ib) {
+            const __m128i q = load16(blk + 8 + 16 * ib);
+            const __m128i lo = _mm_shuffle_epi8(table, _mm_and_si128(q, low4));
+            const __m128i hi = _mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(q, 4), low4));
+            dots[ib] = dot_s8_s8(_mm256_set_m128i(hi, lo), load32(a + 32 * ib));
+        }
+        const __m256i t = hsum8(dots);
+        // ls - 32 of the eight sub-blocks: low 4 bits from scales_l, high 2 from scales_h.
+        uint32_t scales_l;
         uint16_t scales_h;
+        std::memcpy(&scales_l, blk + 4, 4);
         std::memcpy(&scales_h, blk + 2, 2);
-        const int ls = (((blk[4 + ib / 2] >> (4 * (ib % 2))) & 15) | (((scales_h >> (2 * ib)) & 3) << 4)) - 32;
-        sum += (load_fp16(blk) * q832_d(act, n, b)) * to_f(ls * t);
+        const __m256i lo = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(scales_l)), shift_l),
+                                            _mm256_set1_epi32(15));
+        const __m256i hi = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(scales_h), shift_h), _mm256_set1_epi32(3));
+        const __m256i ls = _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), _mm256_set1_epi32(32));
+        const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk)), _mm256_loadu_ps(reinterpret_cast<const float*>(act + n + 32 * sb)));
+        sum = add_in_order(sum, _mm256_mul_ps(dd, _mm256_cvtepi32_ps(_mm256_mullo_epi32(ls, t))));
     }
     return sum;
 }

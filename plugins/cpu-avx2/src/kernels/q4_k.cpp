@@ -1,6 +1,8 @@
 // Q4_K x Q8_32 (cpu-ref: q4_k.cpp). 144-byte blocks of 256: d fp16 @0, dmin fp16 @2, scales[12] @4,
 // qs[128] @16 (64-element group g: 32 bytes, low nibbles elements 64g..64g+31, high nibbles the next
-// 32). Per 32-block j: the 32 nibbles (unsigned) times the activation codes in one unsigned-signed dot.
+// 32). One super-block at a time: eight unsigned-signed dots, their sums, the eight scales and mins
+// and the activation scales in lanes; the per-block terms (d * da) * float(sc * isum) - (dmin *
+// float(m)) * sa formed together and added to the row's sum in block order.
 #include "kernels/avx2_common.hpp"
 #include "kernels/row_dots.hpp"
 
@@ -11,15 +13,23 @@ using namespace detail;
 float dot_q4_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     float sum = 0.0f;
-    for (int64_t b = 0; b < n / 32; ++b) {
-        const uint8_t* blk = row + (b / 8) * 144;
-        const int j = static_cast<int>(b % 8);
-        const __m256i bytes = load32(blk + 16 + 32 * (j / 2));
-        const __m256i codes = j % 2 == 0 ? _mm256_and_si256(bytes, low4) : _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4);
-        const int32_t isum = hsum(dot_u8_s8(codes, load32(q832_codes(act, b))));
-        const ScaleMin sm = k_scale_min(blk + 4, j);
-        sum += (load_fp16(blk) * q832_d(act, n, b)) * to_f(sm.scale * isum) -
-               (load_fp16(blk + 2) * to_f(sm.min)) * q832_s(act, n, b);
+    for (int64_t sb = 0; sb < n / 256; ++sb) {
+        const uint8_t* blk = row + sb * 144;
+        const uint8_t* a = q832_codes(act, 8 * sb);
+        __m256i dots[8];
+        for (int g = 0; g < 4; ++g) {
+            const __m256i bytes = load32(blk + 16 + 32 * g);
+            dots[2 * g] = dot_u8_s8(_mm256_and_si256(bytes, low4), load32(a + 64 * g));
+            dots[2 * g + 1] = dot_u8_s8(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4), load32(a + 64 * g + 32));
+        }
+        const __m256i isum = hsum8(dots);
+        const ScalesMins sm = k_scales_mins(blk + 4);
+        const __m256 da = _mm256_loadu_ps(reinterpret_cast<const float*>(act + n + 32 * sb));
+        const __m256 sa = _mm256_loadu_ps(reinterpret_cast<const float*>(act + n + n / 8 + 32 * sb));
+        const __m256 x = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk)), da),
+                                       _mm256_cvtepi32_ps(_mm256_mullo_epi32(sm.scales, isum)));
+        const __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 2)), _mm256_cvtepi32_ps(sm.mins)), sa);
+        sum = add_in_order(sum, _mm256_sub_ps(x, y));
     }
     return sum;
 }

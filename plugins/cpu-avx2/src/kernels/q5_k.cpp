@@ -1,6 +1,7 @@
 // Q5_K x Q8_32 (cpu-ref: q5_k.cpp). 176-byte blocks of 256: d, dmin fp16 @0/@2, scales[12] @4,
 // qh[32] @16 (bit j of qh[l] is the 5th bit of element 32j + l), qs[128] @48 (nibbles as Q4_K).
-// Per 32-block j: code = nibble + 16 * bit, 0..31 unsigned, one unsigned-signed dot.
+// Per sub-block j: code = nibble + 16 * bit, 0..31 unsigned, one unsigned-signed dot; then, as Q4_K,
+// the eight blocks' terms in lanes, added to the row's sum in block order.
 #include "kernels/avx2_common.hpp"
 #include "kernels/row_dots.hpp"
 
@@ -12,20 +13,26 @@ float dot_q5_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     const __m256i one = _mm256_set1_epi8(1);
     float sum = 0.0f;
-    for (int64_t b = 0; b < n / 32; ++b) {
-        const uint8_t* blk = row + (b / 8) * 176;
-        const int j = static_cast<int>(b % 8);
-        const __m256i bytes = load32(blk + 48 + 32 * (j / 2));
-        const __m256i nib = j % 2 == 0 ? _mm256_and_si256(bytes, low4) : _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4);
-        // Bit j of every qh byte, moved to bit 4: (qh >> j) & 1, then * 16. 16-bit shifts are fine:
-        // the mask keeps only each byte's own bit.
+    for (int64_t sb = 0; sb < n / 256; ++sb) {
+        const uint8_t* blk = row + sb * 176;
+        const uint8_t* a = q832_codes(act, 8 * sb);
         const __m256i qh = load32(blk + 16);
-        const __m256i bit = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(j)), one);
-        const __m256i codes = _mm256_or_si256(nib, _mm256_slli_epi16(bit, 4));
-        const int32_t isum = hsum(dot_u8_s8(codes, load32(q832_codes(act, b))));
-        const ScaleMin sm = k_scale_min(blk + 4, j);
-        sum += (load_fp16(blk) * q832_d(act, n, b)) * to_f(sm.scale * isum) -
-               (load_fp16(blk + 2) * to_f(sm.min)) * q832_s(act, n, b);
+        __m256i dots[8];
+        for (int j = 0; j < 8; ++j) {
+            const __m256i bytes = load32(blk + 48 + 32 * (j / 2));
+            const __m256i nib = j % 2 == 0 ? _mm256_and_si256(bytes, low4) : _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4);
+            // Bit j of every qh byte (16-bit shifts are fine: the mask keeps each byte's own bit).
+            const __m256i bit = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(j)), one);
+            dots[j] = dot_u8_s8(_mm256_or_si256(nib, _mm256_slli_epi16(bit, 4)), load32(a + 32 * j));
+        }
+        const __m256i isum = hsum8(dots);
+        const ScalesMins sm = k_scales_mins(blk + 4);
+        const __m256 da = _mm256_loadu_ps(reinterpret_cast<const float*>(act + n + 32 * sb));
+        const __m256 sa = _mm256_loadu_ps(reinterpret_cast<const float*>(act + n + n / 8 + 32 * sb));
+        const __m256 x = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk)), da),
+                                       _mm256_cvtepi32_ps(_mm256_mullo_epi32(sm.scales, isum)));
+        const __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 2)), _mm256_cvtepi32_ps(sm.mins)), sa);
+        sum = add_in_order(sum, _mm256_sub_ps(x, y));
     }
     return sum;
 }
