@@ -90,6 +90,7 @@ struct Fixture {
                      {"other", graph::BufferKind::Activation, 64, -1}};
         graph::Node n;
         n.label = "w gemv rows [40, 96) on the cpu";
+        n.split_cpu_part = true;
         n.key = {DENSE_OP_GEMV_Q, DENSE_TYPE_Q8_0, DENSE_TYPE_Q8_32, DENSE_DEVICE_CPU};
         graph::ViewRef w;
         w.external = true;

@@ -5,6 +5,7 @@
 // placement is refused up front. The GPU side of a split (exec/host_nodes.hpp) is tested in
 // tests/exec/gpu_session_test.cpp.
 #include "core/error.hpp"
+#include "common/test_paths.hpp"
 #include "exec/session_fixture.hpp"
 #include "plan/plan_fixture.hpp"
 #include "plan/row_split.hpp"
@@ -26,11 +27,14 @@ const Model& tiny() {
 }
 
 std::unique_ptr<exec::Session> session(std::optional<plan::Placement> split, size_t device = 0,
-                                       packs::PackManager& pm = cpu_ref_packs()) {
+                                       packs::PackManager& pm = cpu_ref_packs(),
+                                       dense_type_id activation = DENSE_TYPE_NONE) {
     exec::SessionOptions o;
     o.n_ctx = 32;
     o.kv_type = DENSE_TYPE_F16;
     o.device = device;
+    o.threads = 3;
+    o.gemv_activation = activation;
     o.row_split = std::move(split);
     return std::make_unique<exec::Session>(tiny().bound, qwen35_spec(), pm, o);
 }
@@ -82,6 +86,8 @@ TEST(RowSplitSession, LogitsBitIdenticalWithAndWithoutSplit) {
         for (const auto& k : plan::summarize(tiny().bound, c.placement)) cpu_bytes += k.cpu_bytes;
         EXPECT_EQ(s->bill().cpu_read_bytes, cpu_bytes);
         const auto got = run(*s);
+        // The CPU rows really ran as host jobs (exec/host_nodes.hpp) whenever there are CPU rows.
+        EXPECT_EQ(s->host_split_stats().jobs > 0, cpu_bytes > 0);
         ASSERT_EQ(got.size(), reference.size());
         for (size_t i = 0; i < got.size(); ++i) {
             ASSERT_EQ(got[i].size(), reference[i].size());
@@ -93,6 +99,41 @@ TEST(RowSplitSession, LogitsBitIdenticalWithAndWithoutSplit) {
     EXPECT_GT(split_count(cases[2].placement), 0);
     EXPECT_GT(cases[2].placement.gpu_rows("blk.0.ffn_down.weight"), 0);
     EXPECT_LT(cases[2].placement.gpu_rows("blk.0.ffn_down.weight"), tiny().bound.layers[0].tensors.at("ffn_down")->ne[1]);
+}
+
+// A GPU session's split in miniature, on the CPU: the GPU's activation format (Q8_32) and every pack
+// of the build, so the CPU rows of the formats cpu-avx2 serves run there (where the CPU has AVX2),
+// the others on cpu-ref, as host jobs beside the other ops. Against the same session without a
+// split with cpu-ref alone: bit for bit (cpu-avx2 reproduces cpu-ref's arithmetic exactly).
+TEST(RowSplitSession, Q8_32SplitWithTheAvx2PackIsBitIdenticalToCpuRefUnsplit) {
+    packs::PackPolicy policy;
+    policy.paths = {build_pack_dir() / "libdense-cpu-ref.so", build_pack_dir() / "libdense-cpu-avx2.so"};
+    policy.use_env = false;
+    policy.use_default_dir = false;
+    packs::PackManager all(policy);
+    all.load();
+    auto plain = session(std::nullopt, 0, cpu_ref_packs(), DENSE_TYPE_Q8_32);
+    const auto reference = run(*plain);
+    for (const auto& placement : {split_all_at([](int64_t rows) { return rows / 2; }), split_all_at([](int64_t) { return 0; })}) {
+        auto s = session(placement, 0, all, DENSE_TYPE_Q8_32);
+        const auto got = run(*s);
+        EXPECT_GT(s->host_split_stats().jobs, 0u);
+        ASSERT_EQ(got.size(), reference.size());
+        for (size_t i = 0; i < got.size(); ++i)
+            EXPECT_EQ(std::memcmp(got[i].data(), reference[i].data(), got[i].size() * sizeof(float)), 0)
+                << "logits differ at step " << i;
+        // State-only steps between (the LM head's CPU rows not run) change nothing either.
+        s->reset();
+        const int32_t prompt[] = {11, 1900, 7, 42, 1023, 5};
+        for (size_t i = 0; i < std::size(prompt); ++i) {
+            const bool logits = i % 2 == 1;
+            s->step(prompt[i], logits);
+            if (logits) {
+                EXPECT_EQ(std::memcmp(s->logits().data(), reference[i].data(), reference[i].size() * sizeof(float)), 0)
+                    << "logits differ at step " << i << " after state-only steps";
+            }
+        }
+    }
 }
 
 TEST(RowSplitSession, BrokenPlacementRefusedBeforeAnythingRuns) {

@@ -1,6 +1,7 @@
 #include "device_api.hpp"
 
 #include "cuda_status.hpp"
+#include "kernels/launch_chain_break.hpp"
 #include "pack_state.hpp"
 
 #include <cuda_runtime_api.h>
@@ -64,6 +65,7 @@ dense_status copy(void* user, uint32_t device_index, void* dst, const void* src,
         const cudaError_t err = stream == nullptr
                                     ? cudaMemcpy(dst, src, n, kind)
                                     : cudaMemcpyAsync(dst, src, n, kind, static_cast<cudaStream_t>(stream));
+        if (stream != nullptr) break_launch_chain(stream);
         return report_cuda(st.host, st.name, std::string(what) + " of " + std::to_string(bytes) + " bytes", err);
     });
 }
@@ -131,6 +133,7 @@ dense_status memset_async_cb(void* user, uint32_t device_index, void* dst, uint3
     if (dst == nullptr) return invalid(user, "memset: dst is NULL");
     if (value > 0xFFu) return invalid(user, "memset: value is not a byte");
     return on_device(user, device_index, "memset", [&](const PackState& st) {
+        break_launch_chain(stream);
         return report_cuda(st.host, st.name, "cudaMemsetAsync(" + std::to_string(bytes) + " bytes)",
                            cudaMemsetAsync(dst, static_cast<int>(value), static_cast<size_t>(bytes),
                                            static_cast<cudaStream_t>(stream)));
@@ -260,8 +263,9 @@ void marks_destroy_cb(void* user, uint32_t device_index, void* marks) noexcept {
 dense_status launch_host_fn_cb(void* user, uint32_t device_index, void (*fn)(void*), void* arg, void* stream) noexcept {
     if (fn == nullptr) return invalid(user, "launch_host_fn: fn is NULL");
     return on_device(user, device_index, "launch_host_fn", [&](const PackState& st) {
-        return report_cuda(st.host, st.name, "cudaLaunchHostFunc",
-                           cudaLaunchHostFunc(static_cast<cudaStream_t>(stream), fn, arg));
+        const cudaError_t err = cudaLaunchHostFunc(static_cast<cudaStream_t>(stream), fn, arg);
+        break_launch_chain(stream);
+        return report_cuda(st.host, st.name, "cudaLaunchHostFunc", err);
     });
 }
 

@@ -1,5 +1,7 @@
 #include "gemv_ops.hpp"
 
+#include "kernels/launch_chain_break.hpp"
+
 #include "call_envelope.hpp"
 #include "cuda_status.hpp"
 #include "kernels/gemv_launchers.hpp"
@@ -178,6 +180,7 @@ dense_status execute(const OpContext& ctx, const Prepared& p) {
     }
     const cudaError_t err =
         cudaMemcpyAsync(p.dst, p.src, static_cast<std::size_t>(p.n) * sizeof(float), cudaMemcpyDeviceToDevice, stream);
+    break_launch_chain(stream);  // the next kernel must not overtake the copy (launch_chain_break.hpp)
     return report_cuda(ctx.pack->host, ctx.name, "cudaMemcpyAsync (" + std::to_string(p.n) + " floats)", err);
 }
 

@@ -44,6 +44,10 @@ public:
     void copy(void* dst, const void* src, uint64_t bytes) override { std::memmove(dst, src, bytes); }
     void* stream() const noexcept override { return nullptr; }
     uint64_t allocated_bytes() const noexcept override { return total_; }
+    // Everything enqueued "on the stream" here has already run when the call returns (copies are
+    // memcpy, ops run inside their call), so a host function is simply called now.
+    bool can_call_host() const noexcept override { return true; }
+    void call_host(void (*fn)(void*), void* arg) override { fn(arg); }
     // CPU ops run synchronously inside their call, so a mark is just the time it is recorded.
     bool can_time() const noexcept override { return true; }
     void* create_marks(uint32_t count) override { return new std::vector<Clock::time_point>(count); }

@@ -71,14 +71,14 @@ HostNodes::HostNodes(const graph::Graph& g, DeviceMemory& memory, CpuWorkers& wo
     : memory_(memory), workers_(workers) {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
         const graph::Node& n = g.nodes[i];
-        if (n.key.device != DENSE_DEVICE_CPU) continue;
+        if (!n.split_cpu_part) continue;
         if (!memory.can_call_host())
             throw Error(ErrorKind::Device, memory.label() + " cannot run the CPU rows of a row split: its pack has no "
                                            "host functions (ABI 1.4); run with every weight on the GPU");
-        if (n.key.op != DENSE_OP_GEMV_Q || n.src.size() != 2 || n.dst.size() != 1 || !n.src[0].external ||
+        if (n.key.device != DENSE_DEVICE_CPU || n.key.op != DENSE_OP_GEMV_Q || n.src.size() != 2 || n.dst.size() != 1 || !n.src[0].external ||
             n.src[1].external || n.dst[0].external)
-            throw Error(ErrorKind::Internal, "node '" + n.label + "' runs on the CPU in a GPU session but is not the "
-                                             "CPU part of a split GEMV");
+            throw Error(ErrorKind::Internal, "node '" + n.label + "' is marked as the CPU part of a row split but is "
+                                             "not a GEMV on the CPU");
         auto job = std::make_unique<Job>();
         job->owner = this;
         job->label = n.label;

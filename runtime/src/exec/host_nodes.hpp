@@ -41,10 +41,12 @@ struct HostSplitStats {
 
 class HostNodes {
 public:
-    // Takes every node of `g` on the CPU while `memory` is a device (g is resolved: its views point
-    // at device buffers; the host side gets its own staging from memory.alloc_host). Each job is cut
-    // into workers.size() row chunks. Throws dense::Error(Device) when the device cannot run host
-    // functions (a pack before ABI 1.4) and Internal for a CPU node that is not a GEMV.
+    // Takes every node of `g` marked split_cpu_part (g is resolved: its views point at the session's
+    // buffers; the host side gets its own staging from memory.alloc_host). Each job is cut into row
+    // chunks for the workers. Throws dense::Error(Device) when the device cannot run host functions
+    // (a pack before ABI 1.4) and Internal for a marked node that is not a GEMV on the CPU. On the
+    // CPU itself (exec/device_memory.hpp) the "stream" runs everything at once, in order, so a CPU
+    // session's split runs the same machinery, the other nodes going on while the workers compute.
     HostNodes(const graph::Graph& g, DeviceMemory& memory, CpuWorkers& workers);
     ~HostNodes();
     HostNodes(const HostNodes&) = delete;

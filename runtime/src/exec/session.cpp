@@ -46,7 +46,7 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
         for (const auto* t : plan::weight_arena(model).tensors) device_rows[t] = split->gpu_rows(std::string(t->name));
     }
     memory_ = device.kind() == DENSE_DEVICE_CPU ? make_host_memory() : make_pack_memory(packs, options.device);
-    if (split != nullptr && device.kind() != DENSE_DEVICE_CPU && !memory_->can_call_host())
+    if (split != nullptr && !memory_->can_call_host())
         throw Error(ErrorKind::Device, memory_->label() + " cannot run the CPU rows of a row split: its pack has no "
                                        "host functions (ABI 1.4); run with every weight on the GPU");
     weights_ = std::make_unique<WeightStore>(model, *memory_, kUploadBatchBytes, !options.keep_page_cache, split);
@@ -96,8 +96,9 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
             n.call.n_threads = static_cast<uint32_t>(std::max(options.threads, 0));
         }
     }
-    // The CPU rows of a split run on host threads beside the device's stream (exec/host_nodes.hpp).
-    if (split != nullptr && device.kind() != DENSE_DEVICE_CPU) {
+    // The CPU rows of a split run on host threads beside the rest of the step (exec/host_nodes.hpp):
+    // beside the device's stream on a GPU, beside the other ops on the CPU.
+    if (split != nullptr) {
         // `threads`, or every hardware thread but one: the host thread waiting on the device's
         // stream spins on a core of its own while a step runs.
         const unsigned hw = std::max(2u, std::thread::hardware_concurrency());

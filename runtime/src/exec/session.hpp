@@ -43,9 +43,10 @@ struct SessionOptions {
     dense_type_id gemv_activation = DENSE_TYPE_NONE;
     // Output-row split of GEMV weights (plan/row_split.hpp): rows past a weight's GPU prefix run as a
     // second GEMV node on the CPU, from the mapping. Empty, or one that moves no row: no split. It
-    // must be an exact cover (verified when the session is made). On a CPU session both halves run
-    // on the CPU pack (bit-identical to no split); on a GPU session the CPU rows run on `threads`
-    // host threads overlapped with the device's rows (exec/host_nodes.hpp).
+    // must be an exact cover (verified when the session is made). The CPU rows run on `threads` host
+    // threads (0: all hardware threads but one) beside the rest of the step (exec/host_nodes.hpp):
+    // overlapped with the device's rows on a GPU, with the other ops on the CPU (where the result is
+    // bit-identical to no split).
     std::optional<plan::Placement> row_split;
     // GPU sessions: keep the uploaded weights' pages in the page cache (they still leave this
     // process). Off by default, so a 15 GB model does not stay in the machine's memory after load.

@@ -58,6 +58,9 @@ struct Node {
     packs::OpCandidate op;           // the implementation chosen for it (select_ops)
     std::vector<ViewRef> src, dst;
     std::vector<std::byte> params;   // the op's param struct (starts with dense_abi_header) or empty
+    // The CPU rows of a row-split GEMV: the executor runs it on host threads beside the rest of the
+    // step (exec/host_nodes.hpp) instead of calling it in line.
+    bool split_cpu_part = false;
     // Filled by resolve(): the call the executor hands to op.impl.run.
     std::vector<dense_tensor_view> src_views, dst_views;
     dense_op_call call{};

@@ -32,9 +32,9 @@ struct GraphOptions {
     // Output-row split of GEMV weights onto the CPU (plan/row_split.hpp): how many leading output
     // rows of a weight the device reads from `weight_pointer`; rows [that, rows) become a second
     // GEMV node keyed to the CPU that reads them from the file mapping and writes the rest of the
-    // output. Empty, or a value >= the weight's rows: no split. Asked for GEMV weights only (the
-    // planner's exact-cover verifier refuses a placement that splits any other weight). Device
-    // kinds other than the CPU refuse a split for now (no cross-device executor yet).
+    // output (marked split_cpu_part, lowered before the device's rows so the executor can start it
+    // first). Empty, or a value >= the weight's rows: no split. Asked for GEMV weights only (the
+    // planner's exact-cover verifier refuses a placement that splits any other weight).
     std::function<int64_t(const gguf::TensorInfo*)> device_rows;
 };
 

@@ -400,6 +400,7 @@ void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, co
     emit(label + " " + range + " on the cpu", DENSE_OP_GEMV_Q, w.view.type, act, {cpu_w, cpu_x}, {cpu_y}, params(),
          phase);
     graph_.nodes.back().key.device = DENSE_DEVICE_CPU;
+    graph_.nodes.back().split_cpu_part = true;
     if (keep > 0)
         emit(label + " rows [0, " + std::to_string(keep) + ")", DENSE_OP_GEMV_Q, w.view.type, act,
              {row_view(w.external_ptr, 0, keep), xq}, {f32(y, keep)}, params(), phase);

@@ -15,8 +15,11 @@
 //   3. allow_consumers() comes after wait_for_producers(), so at most the next kernel is waiting
 //      on the SMs at any time, never a chain of them.
 // wait_for_producers() is a no-op when the launch had no programmatic dependency (first kernel,
-// after a memcpy/memset node, or with chaining switched off), so the kernels stay correct alone.
+// after a copy, memset or host function — launch_chain_break.hpp — or with chaining switched off),
+// so the kernels stay correct alone.
 #pragma once
+
+#include "kernels/launch_chain_break.hpp"
 
 #include <cuda_runtime.h>
 
@@ -54,7 +57,9 @@ cudaError_t launch_chained(void (*kernel)(KernelArgs...), dim3 grid, dim3 block,
     attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attribute[0].val.programmaticStreamSerializationAllowed = 1;
     config.attrs = attribute;
-    config.numAttrs = chained_launches_enabled() ? 1 : 0;
+    // After a copy, memset or host function on this stream (launch_chain_break.hpp): an ordinary launch.
+    const bool after_other_work = take_launch_chain_break(stream);
+    config.numAttrs = chained_launches_enabled() && !after_other_work ? 1 : 0;
     return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
 
