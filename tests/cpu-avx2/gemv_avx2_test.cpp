@@ -4,6 +4,7 @@
 // realistic and full-range fp16 scales, with and without accumulation, on row ranges that start
 // anywhere (how the row-split executor calls it). Also: the pack wins op selection over cpu-ref for
 // its keys, and leaves CPU sessions' own activation formats alone. Skips where the CPU lacks AVX2.
+#include "common/pack_loading.hpp"
 #include "common/test_paths.hpp"
 #include "cpu-ref/quant_test_support.hpp"
 #include "packs/pack_manager.hpp"
@@ -19,15 +20,8 @@ namespace dense::test {
 namespace {
 
 packs::PackManager& avx2_and_ref() {
-    static packs::PackManager* pm = [] {
-        packs::PackPolicy policy;
-        policy.paths = {build_pack_dir() / "libdense-cpu-ref.so", build_pack_dir() / "libdense-cpu-avx2.so"};
-        policy.use_env = false;
-        policy.use_default_dir = false;
-        auto* m = new packs::PackManager(policy);
-        m->load();
-        return m;
-    }();
+    // Never destroyed: packs stay loaded for the whole process (pack_manager.hpp).
+    static packs::PackManager* pm = load_packs_from({build_pack_dir() / "libdense-cpu-ref.so", build_pack_dir() / "libdense-cpu-avx2.so"}).release();
     return *pm;
 }
 

@@ -2,6 +2,7 @@
 // (all 12 quant formats, or Q8_0 everywhere), per-layer hidden states, logits and greedy tokens; and
 // the step replayed from a captured device graph against the same step run op by op. Skips (with
 // the reason) when no GPU pack can run here.
+#include "common/pack_loading.hpp"
 #include "common/test_paths.hpp"
 #include "exec/session_fixture.hpp"
 #include "plan/plan_fixture.hpp"
@@ -20,15 +21,8 @@ namespace {
 
 // Every pack of the build (cpu-ref and the CUDA packs), on the probed devices.
 packs::PackManager& all_packs() {
-    static packs::PackManager* pm = [] {
-        packs::PackPolicy policy;
-        policy.paths = {build_pack_dir()};
-        policy.use_env = false;
-        policy.use_default_dir = false;
-        auto* m = new packs::PackManager(policy);
-        m->load();
-        return m;
-    }();
+    // Never destroyed: packs stay loaded for the whole process (pack_manager.hpp).
+    static packs::PackManager* pm = load_packs_from({build_pack_dir()}).release();
     return *pm;
 }
 

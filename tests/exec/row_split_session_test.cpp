@@ -4,6 +4,7 @@
 // from nothing to everything on the CPU side, for plain GEMVs and GEMV+residual alike; and a broken
 // placement is refused up front. The GPU side of a split (exec/host_nodes.hpp) is tested in
 // tests/exec/gpu_session_test.cpp.
+#include "common/pack_loading.hpp"
 #include "core/error.hpp"
 #include "common/test_paths.hpp"
 #include "exec/session_fixture.hpp"
@@ -106,12 +107,9 @@ TEST(RowSplitSession, LogitsBitIdenticalWithAndWithoutSplit) {
 // the others on cpu-ref, as host jobs beside the other ops. Against the same session without a
 // split with cpu-ref alone: bit for bit (cpu-avx2 reproduces cpu-ref's arithmetic exactly).
 TEST(RowSplitSession, Q8_32SplitWithTheAvx2PackIsBitIdenticalToCpuRefUnsplit) {
-    packs::PackPolicy policy;
-    policy.paths = {build_pack_dir() / "libdense-cpu-ref.so", build_pack_dir() / "libdense-cpu-avx2.so"};
-    policy.use_env = false;
-    policy.use_default_dir = false;
-    packs::PackManager all(policy);
-    all.load();
+    const auto loaded =
+        load_packs_from({build_pack_dir() / "libdense-cpu-ref.so", build_pack_dir() / "libdense-cpu-avx2.so"});
+    packs::PackManager& all = *loaded;
     auto plain = session(std::nullopt, 0, cpu_ref_packs(), DENSE_TYPE_Q8_32);
     const auto reference = run(*plain);
     for (const auto& placement : {split_all_at([](int64_t rows) { return rows / 2; }), split_all_at([](int64_t) { return 0; })}) {

@@ -2,6 +2,7 @@
 // helpers to read llama.cpp's golden logits.
 #pragma once
 
+#include "common/pack_loading.hpp"
 #include "common/test_paths.hpp"
 #include "exec/session.hpp"
 #include "gguf/gguf_file.hpp"
@@ -19,15 +20,8 @@
 namespace dense::test {
 
 inline packs::PackManager& cpu_ref_packs() {
-    static packs::PackManager* pm = [] {
-        packs::PackPolicy policy;
-        policy.paths = {build_pack_dir() / "libdense-cpu-ref.so"};
-        policy.use_env = false;
-        policy.use_default_dir = false;
-        auto* m = new packs::PackManager(policy);
-        m->load();
-        return m;
-    }();
+    // Never destroyed: packs stay loaded for the whole process (pack_manager.hpp).
+    static packs::PackManager* pm = load_packs_from({build_pack_dir() / "libdense-cpu-ref.so"}).release();
     return *pm;
 }
 

@@ -3,6 +3,7 @@
 // the plan's allocations (or the driver's 2 MiB page per allocation, for this small model); and after the first step
 // (kernel images, captured step graph) the memory taken stays within the plan's peak, reserve included. Skips (with the
 // reason) without a GPU.
+#include "common/pack_loading.hpp"
 #include "exec/device_memory.hpp"
 #include "plan/plan_fixture.hpp"
 #include "plan/plan_target.hpp"
@@ -16,15 +17,8 @@ namespace dense::test {
 namespace {
 
 packs::PackManager& build_packs() {
-    static packs::PackManager* pm = [] {
-        packs::PackPolicy policy;
-        policy.paths = {build_pack_dir()};
-        policy.use_env = false;
-        policy.use_default_dir = false;
-        auto* m = new packs::PackManager(policy);
-        m->load();
-        return m;
-    }();
+    // Never destroyed: packs stay loaded for the whole process (pack_manager.hpp).
+    static packs::PackManager* pm = load_packs_from({build_pack_dir()}).release();
     return *pm;
 }
 

@@ -20,6 +20,14 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
     report.bill = make_plan(model, spec, packs, request);
     if (!budget) return report;
     report.budget = budget;
+    if (budget->source.rfind("free memory of ", 0) != 0 && request.target.kind != DENSE_DEVICE_CPU)
+        // Measured on the H200 (docs/perf-notes.md, session 6): nvidia-smi showed ~530 MiB more than the
+        // session's allocations. The device's free memory is read after the context exists, so only an
+        // explicit budget (a card's size) leaves it out.
+        report.bill.notes.push_back(
+            "the budget (" + budget->source +
+            ") is for dense-rt's own allocations: the GPU driver's context and loaded kernels (about 0.5 GiB "
+            "measured on an H200) and other programs need room beside it when the budget is a card's whole memory");
     report.verdict = judge(report.bill, *budget);
     if (always_search_max_context || !report.verdict->fits) {
         const PeakAt peak_at = [&](int64_t n_ctx) {

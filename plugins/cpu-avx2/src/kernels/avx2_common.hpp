@@ -103,4 +103,17 @@ inline ScaleMin k_scale_min(const uint8_t* s12, int j) noexcept {
     return {(s12[j + 4] & 0x0F) | ((s12[j - 4] >> 6) << 4), (s12[j + 4] >> 4) | ((s12[j] >> 6) << 4)};
 }
 
+// The eight per-block float terms of a Q4_K / Q5_K super-block (d, dmin fp16 at blk, the scales at
+// blk + 4) from its eight integer block sums, each as cpu-ref forms it:
+// (d * da) * float(sc * isum) - (dmin * float(m)) * sa.
+inline __m256 k_quant_terms(const uint8_t* blk, const uint8_t* act, int64_t n, int64_t sb, __m256i isum) noexcept {
+    const ScalesMins sm = k_scales_mins(blk + 4);
+    const __m256 da = _mm256_loadu_ps(reinterpret_cast<const float*>(act + n + 32 * sb));
+    const __m256 sa = _mm256_loadu_ps(reinterpret_cast<const float*>(act + n + n / 8 + 32 * sb));
+    const __m256 x = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk)), da),
+                                   _mm256_cvtepi32_ps(_mm256_mullo_epi32(sm.scales, isum)));
+    const __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 2)), _mm256_cvtepi32_ps(sm.mins)), sa);
+    return _mm256_sub_ps(x, y);
+}
+
 }  // namespace dense::cpuavx2::detail

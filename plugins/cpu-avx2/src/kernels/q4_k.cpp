@@ -22,14 +22,7 @@ float dot_q4_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
             dots[2 * g] = dot_u8_s8(_mm256_and_si256(bytes, low4), load32(a + 64 * g));
             dots[2 * g + 1] = dot_u8_s8(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4), load32(a + 64 * g + 32));
         }
-        const __m256i isum = hsum8(dots);
-        const ScalesMins sm = k_scales_mins(blk + 4);
-        const __m256 da = _mm256_loadu_ps(reinterpret_cast<const float*>(act + n + 32 * sb));
-        const __m256 sa = _mm256_loadu_ps(reinterpret_cast<const float*>(act + n + n / 8 + 32 * sb));
-        const __m256 x = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk)), da),
-                                       _mm256_cvtepi32_ps(_mm256_mullo_epi32(sm.scales, isum)));
-        const __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 2)), _mm256_cvtepi32_ps(sm.mins)), sa);
-        sum = add_in_order(sum, _mm256_sub_ps(x, y));
+        sum = add_in_order(sum, k_quant_terms(blk, act, n, sb, hsum8(dots)));
     }
     return sum;
 }

@@ -25,14 +25,7 @@ float dot_q5_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
             const __m256i bit = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(j)), one);
             dots[j] = dot_u8_s8(_mm256_or_si256(nib, _mm256_slli_epi16(bit, 4)), load32(a + 32 * j));
         }
-        const __m256i isum = hsum8(dots);
-        const ScalesMins sm = k_scales_mins(blk + 4);
-        const __m256 da = _mm256_loadu_ps(reinterpret_cast<const float*>(act + n + 32 * sb));
-        const __m256 sa = _mm256_loadu_ps(reinterpret_cast<const float*>(act + n + n / 8 + 32 * sb));
-        const __m256 x = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk)), da),
-                                       _mm256_cvtepi32_ps(_mm256_mullo_epi32(sm.scales, isum)));
-        const __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 2)), _mm256_cvtepi32_ps(sm.mins)), sa);
-        sum = add_in_order(sum, _mm256_sub_ps(x, y));
+        sum = add_in_order(sum, k_quant_terms(blk, act, n, sb, hsum8(dots)));
     }
     return sum;
 }
