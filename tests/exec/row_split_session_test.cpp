@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <span>
 
 namespace dense::test {
 namespace {
@@ -131,6 +132,28 @@ TEST(RowSplitSession, Q8_32SplitWithTheAvx2PackIsBitIdenticalToCpuRefUnsplit) {
                     << "logits differ at step " << i << " after state-only steps";
             }
         }
+    }
+}
+
+// The layer observer (--dump-layers, the GPU tests' per-layer comparison) sees every layer's output
+// with its CPU rows in it, also where a layer ends with the CPU part of a split (every row on the CPU).
+TEST(RowSplitSession, LayerObserverSeesEveryLayerWithItsCpuRows) {
+    const auto observe = [](exec::Session& s) {
+        std::vector<std::vector<float>> layers;
+        s.set_layer_observer([&](int64_t, int64_t, std::span<const float> h) { layers.emplace_back(h.begin(), h.end()); });
+        for (int32_t t : {11, 1900, 7}) s.step(t, true);
+        return layers;
+    };
+    auto plain = session(std::nullopt);
+    const auto reference = observe(*plain);
+    ASSERT_EQ(reference.size(), 3 * tiny().bound.layers.size());
+    for (const auto& placement : {split_all_at([](int64_t rows) { return rows / 2; }), split_all_at([](int64_t) { return 0; })}) {
+        auto s = session(placement);
+        const auto got = observe(*s);
+        ASSERT_EQ(got.size(), reference.size());
+        for (size_t i = 0; i < got.size(); ++i)
+            EXPECT_EQ(std::memcmp(got[i].data(), reference[i].data(), got[i].size() * sizeof(float)), 0)
+                << "layer output " << i << " differs";
     }
 }
 

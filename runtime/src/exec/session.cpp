@@ -170,22 +170,22 @@ void Session::run_nodes(const graph::Graph& g, bool want_logits, void* marks) {
             if (marks != nullptr) memory_->record_mark(marks, static_cast<uint32_t>(i + 1));
             continue;
         }
-        if (host != nullptr) {
-            host->join_before(n);
-            if (host->is_host(i)) {
-                host->start(i);
-                if (marks != nullptr) memory_->record_mark(marks, static_cast<uint32_t>(i + 1));
-                continue;
-            }
+        if (host != nullptr) host->join_before(n);
+        if (host != nullptr && host->is_host(i)) {
+            host->start(i);  // runs beside the nodes after it; joined before a node that needs it
+            if (marks != nullptr) memory_->record_mark(marks, static_cast<uint32_t>(i + 1));
+        } else {
+            const dense_status s = n.op.impl.run(n.op.impl.user, &n.call);
+            if (marks != nullptr) memory_->record_mark(marks, static_cast<uint32_t>(i + 1));
+            if (s != DENSE_OK)
+                throw Error(s == DENSE_E_NUMERIC ? ErrorKind::Numeric : ErrorKind::Pack,
+                            "step at position " + std::to_string(position_) + ": node '" + n.label + "' (" +
+                                n.op.impl_name + " from pack " + n.op.pack + ") failed: " + status_text(s) +
+                                "; the session state is unchanged");
         }
-        const dense_status s = n.op.impl.run(n.op.impl.user, &n.call);
-        if (marks != nullptr) memory_->record_mark(marks, static_cast<uint32_t>(i + 1));
-        if (s != DENSE_OK)
-            throw Error(s == DENSE_E_NUMERIC ? ErrorKind::Numeric : ErrorKind::Pack,
-                        "step at position " + std::to_string(position_) + ": node '" + n.label + "' (" +
-                            n.op.impl_name + " from pack " + n.op.pack + ") failed: " + status_text(s) +
-                            "; the session state is unchanged");
+        // A layer may end with the CPU part of a split (every row on the CPU): still its last node.
         if (observer_ && next_layer_end < g.layer_end.size() && i == g.layer_end[next_layer_end]) {
+            if (host != nullptr) host->join_all();  // the layer's CPU rows belong to its output
             memory_->to_host(hidden_host_.data(), buffers_[g.hidden], hidden_host_.size() * 4);
             memory_->sync();
             observer_(static_cast<int64_t>(next_layer_end), position_, hidden_host_);
