@@ -20,8 +20,8 @@ std::optional<plan::Placement> place_in_vram(const LoadedModel& model, const pac
     std::optional<plan::Budget> budget;
     if (config.vram_budget) {
         budget = plan::Budget{*config.vram_budget, config.vram_budget_source};
-    } else if (target.free_bytes) {
-        budget = plan::Budget{*target.free_bytes, "free memory of " + target.label};
+    } else if (auto free = plan::free_memory_budget(target)) {
+        budget = std::move(free);
     } else {
         spdlog::warn("{}: free memory unknown and no vram_budget given; the VRAM plan is not checked", target.label);
         return std::nullopt;

@@ -5,7 +5,7 @@
 namespace dense::exec {
 
 CpuWorkers::CpuWorkers(unsigned threads) {
-    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    if (threads == 0) threads = std::max(2u, std::thread::hardware_concurrency()) - 1;
     threads_.reserve(threads);
     for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
 }

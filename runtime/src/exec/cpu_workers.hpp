@@ -17,7 +17,8 @@ class CpuWorkers {
 public:
     using Task = void (*)(void* context, size_t index);
 
-    // `threads` workers; 0 = one per hardware thread.
+    // `threads` workers; 0 = one per hardware thread but one: while a step runs, the host thread
+    // waiting on the device's stream spins on a core of its own.
     explicit CpuWorkers(unsigned threads);
     ~CpuWorkers();
     CpuWorkers(const CpuWorkers&) = delete;

@@ -67,14 +67,18 @@ struct HostNodes::Job {
     uint64_t runs = 0;
 };
 
+void require_host_functions(const DeviceMemory& memory) {
+    if (!memory.can_call_host())
+        throw Error(ErrorKind::Device, memory.label() + " cannot run the CPU rows of a row split: its pack has no "
+                                       "host functions (ABI 1.4); run with every weight on the GPU");
+}
+
 HostNodes::HostNodes(const graph::Graph& g, DeviceMemory& memory, CpuWorkers& workers)
     : memory_(memory), workers_(workers) {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
         const graph::Node& n = g.nodes[i];
         if (!n.split_cpu_part) continue;
-        if (!memory.can_call_host())
-            throw Error(ErrorKind::Device, memory.label() + " cannot run the CPU rows of a row split: its pack has no "
-                                           "host functions (ABI 1.4); run with every weight on the GPU");
+        require_host_functions(memory);
         if (n.key.device != DENSE_DEVICE_CPU || n.key.op != DENSE_OP_GEMV_Q || n.src.size() != 2 || n.dst.size() != 1 || !n.src[0].external ||
             n.src[1].external || n.dst[0].external)
             throw Error(ErrorKind::Internal, "node '" + n.label + "' is marked as the CPU part of a row split but is "

@@ -1,6 +1,6 @@
-// The CPU rows of a row split (plan/row_split.hpp) in a GPU session. For every split GEMV the graph
-// holds a node on the CPU (key.device = CPU) that reads its weight rows from the file mapping and
-// its activation from device buffers. Each such node becomes a job on the device's stream:
+// The CPU rows of a row split (plan/row_split.hpp). For every split GEMV the graph holds a node on
+// the CPU (marked split_cpu_part) that reads its weight rows from the file mapping and its activation
+// from the session's buffers (device memory on a GPU). Each such node becomes a job on the stream:
 //
 //   start: copy its device inputs (the quantized activation, and the output slice when the GEMV
 //          accumulates into it) to page-locked staging, then a host function that hands the job's
@@ -38,6 +38,10 @@ struct HostSplitStats {
     uint64_t bytes_to_host = 0;   // activations copied to the host
     uint64_t bytes_to_device = 0; // results copied back
 };
+
+// Throws dense::Error(Device) when `memory` cannot run host functions (a GPU pack before ABI 1.4),
+// which a row split needs: checked by a session before it uploads anything.
+void require_host_functions(const DeviceMemory& memory);
 
 class HostNodes {
 public:

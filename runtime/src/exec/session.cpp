@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cstring>
 #include <set>
-#include <thread>
 
 namespace dense::exec {
 
@@ -46,9 +45,7 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
         for (const auto* t : plan::weight_arena(model).tensors) device_rows[t] = split->gpu_rows(std::string(t->name));
     }
     memory_ = device.kind() == DENSE_DEVICE_CPU ? make_host_memory() : make_pack_memory(packs, options.device);
-    if (split != nullptr && !memory_->can_call_host())
-        throw Error(ErrorKind::Device, memory_->label() + " cannot run the CPU rows of a row split: its pack has no "
-                                       "host functions (ABI 1.4); run with every weight on the GPU");
+    if (split != nullptr) require_host_functions(*memory_);  // before the upload
     weights_ = std::make_unique<WeightStore>(model, *memory_, kUploadBatchBytes, !options.keep_page_cache, split);
 
     // The graph options a plan of this session uses too (plan/graph_options.hpp): same graph, same bill.
@@ -99,10 +96,7 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     // The CPU rows of a split run on host threads beside the rest of the step (exec/host_nodes.hpp):
     // beside the device's stream on a GPU, beside the other ops on the CPU.
     if (split != nullptr) {
-        // `threads`, or every hardware thread but one: the host thread waiting on the device's
-        // stream spins on a core of its own while a step runs.
-        const unsigned hw = std::max(2u, std::thread::hardware_concurrency());
-        cpu_workers_ = std::make_unique<CpuWorkers>(options.threads > 0 ? static_cast<unsigned>(options.threads) : hw - 1);
+        cpu_workers_ = std::make_unique<CpuWorkers>(static_cast<unsigned>(std::max(options.threads, 0)));
         for (int p = 0; p < 2; ++p) host_nodes_[p] = std::make_unique<HostNodes>(graph_[p], *memory_, *cpu_workers_);
     }
     device_graph_ = options.device_graph && memory_->can_capture();

@@ -16,6 +16,9 @@ namespace dense::plan {
 struct Budget {
     uint64_t bytes = 0;
     std::string source;  // "--vram-budget", "vram_budget in configs/x.yaml", "free memory of cuda:0"
+    // The device's free memory, read after the driver's context exists (so the context is already
+    // out of it); false for an explicit budget, which may be a card's whole memory.
+    bool device_free_memory = false;
 };
 
 // peak(n_ctx) of the same session at another context (a fresh plan each call).

@@ -32,11 +32,16 @@ PlanTarget choose_target(const packs::PackManager& packs, model::Placement place
     return t;
 }
 
+std::optional<Budget> free_memory_budget(const PlanTarget& target) {
+    if (!target.free_bytes) return std::nullopt;
+    return Budget{*target.free_bytes, "free memory of " + target.label, true};
+}
+
 std::optional<Budget> choose_budget(const PlanTarget& target, std::optional<uint64_t> explicit_bytes,
                                     const std::string& explicit_source) {
     if (target.kind == DENSE_DEVICE_CPU) return std::nullopt;
     if (explicit_bytes) return Budget{*explicit_bytes, explicit_source};
-    if (target.free_bytes) return Budget{*target.free_bytes, "free memory of " + target.label};
+    if (auto free = free_memory_budget(target)) return free;
     throw Error(ErrorKind::Usage, "no VRAM budget for " + target.label +
                                       ": give --vram-budget SIZE (e.g. 8GiB) or `vram_budget:` in the run config");
 }

@@ -22,6 +22,9 @@ PlanTarget target_for_device(const packs::PackManager& packs, size_t device);
 
 PlanTarget choose_target(const packs::PackManager& packs, model::Placement placement);
 
+// The target's free memory as a budget, or nullopt when it is not known.
+std::optional<Budget> free_memory_budget(const PlanTarget& target);
+
 // nullopt for a CPU target (nothing to budget). Throws dense::Error(Usage) for a GPU target with
 // neither an explicit budget nor a known amount of free memory.
 std::optional<Budget> choose_budget(const PlanTarget& target, std::optional<uint64_t> explicit_bytes,

@@ -20,7 +20,7 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
     report.bill = make_plan(model, spec, packs, request);
     if (!budget) return report;
     report.budget = budget;
-    if (budget->source.rfind("free memory of ", 0) != 0 && request.target.kind != DENSE_DEVICE_CPU)
+    if (!budget->device_free_memory && request.target.kind != DENSE_DEVICE_CPU)
         // Measured on the H200 (docs/perf-notes.md, session 6): nvidia-smi showed ~530 MiB more than the
         // session's allocations. The device's free memory is read after the context exists, so only an
         // explicit budget (a card's size) leaves it out.
