@@ -147,11 +147,14 @@ done
 #     launches off), to measure what it gives;
 # (d) the peer, llama.cpp's llama-bench, on the same file in the same run, when .peer/ is carried
 #     (../shared/peer/prepare-llama-cpp.sh; its first build takes ~3.5 min of the machine).
+# (e) the 27B under VRAM budgets, and llama.cpp at partial offload (see below);
+# (f) the row split's CPU side alone (`bench --cpu-rows`), before the 27B is written.
 # Each result lands in $logs as markdown + JSON (+ SVG); one line per result in the summary.
 # Env: DENSE_BENCH=0 skips all of it; DENSE_BENCH_GEMV=0 skips (a); DENSE_BENCH_27B=0 skips (b)-(d);
 # DENSE_BENCH_ARGS overrides the model bench flags (default "-p 512 -n 128 -d 0,8192,32768 -r 3");
 # DENSE_BENCH_AB=0 skips (c), DENSE_BENCH_AB_ENV=VAR=VALUE picks its switch; DENSE_PEER=0 skips (d); DENSE_PEER_ARGS replaces llama-bench's flags
 # (default: its script's own, pp512 + tg128, then tg64 at depth 8192 and 32768, 3 repetitions);
+# DENSE_BENCH_CPU_ROWS=0 skips (f);
 # DENSE_PROFILE_STEPS (default 16, 0 = off): the model bench also times that many decode steps node
 # by node (`bench --profile`: time per op kind and tensor role, GEMV GB/s) -- Nsight Systems cannot
 # make reports on the test machine (KINDS.md), so the profile is our own, with CUDA events.
@@ -170,6 +173,18 @@ if [ "${DENSE_BENCH:-1}" != 0 ]; then
       bench_rows+=("gemv micro-bench   $(( $(date +%s) - start ))s  ${ceiling#bandwidth ceiling }")
     else
       tail -20 "$logs/bench-gemv.log"; bench_rows+=("gemv micro-bench   FAILED (see bench-gemv.log)"); any_failed=1
+    fi
+  fi
+  if [ "${DENSE_BENCH_CPU_ROWS:-1}" != 0 ]; then
+    # (f) the row split's CPU side alone on this host: GEMV rows on the worker pool per thread count,
+    # from memory and from a file mapping, beside the host's read bandwidth (bench/cpu_rows_bench.hpp).
+    echo "--- CPU rows of a row split (bench --cpu-rows)"
+    if "$carry/bin/dense-rt" bench --cpu-rows --cpu-rows-gib 2 -r 3 --json "$logs/bench-cpu-rows.json" \
+        >"$logs/bench-cpu-rows.md" 2>"$logs/bench-cpu-rows.log"; then
+      cat "$logs/bench-cpu-rows.md"
+      while IFS= read -r row; do bench_rows+=("cpu rows $row"); done < <(grep -E '^\| (read|iq4_xs) \| anon \| (1|15) \|' "$logs/bench-cpu-rows.md")
+    else
+      tail -20 "$logs/bench-cpu-rows.log"; bench_rows+=("cpu rows bench     FAILED (see bench-cpu-rows.log)"); any_failed=1
     fi
   fi
   if [ "${DENSE_BENCH_27B:-1}" != 0 ]; then
@@ -281,7 +296,7 @@ fi
 # are (the caller's console.txt, the markdown results, the test logs' tarball) and pack the rest
 # (JSON, SVG, logs, the peer's output) into $OUT/more-logs.tgz.
 if [ -n "${OUT:-}" ] && [ "$logs" = "$OUT" ]; then
-  keep=" console.txt bench-27b.md bench-gemv.md bench-27b-budgets.md peer-llama-bench.md test-logs.tgz more-logs.tgz "
+  keep=" console.txt bench-27b.md bench-gemv.md bench-27b-budgets.md bench-cpu-rows.md peer-llama-bench.md test-logs.tgz more-logs.tgz "
   rest=()
   for f in "$logs"/*; do
     [ -e "$f" ] || continue

@@ -1,7 +1,9 @@
 // The output-row split onto the CPU, planner side: which tensors may split, the tiers and the
 // even fraction choose_row_split moves, the exact-cover verifier against handcrafted broken
 // placements, and the bill of a split (GPU prefix rows only, CPU bytes per token) and its report.
+#include "common/pack_loading.hpp"
 #include "core/error.hpp"
+#include "packs/cpu_gemv_speed.hpp"
 #include "plan/plan_fixture.hpp"
 #include "plan/plan_verdict.hpp"
 #include "plan/row_split.hpp"
@@ -161,6 +163,64 @@ TEST(RowSplit, ThenFfnDownThenTheRest) {
         EXPECT_EQ(rs.placement.gpu_rows(name), 0) << name;
     EXPECT_EQ(rs.placement.gpu_rows("token_embd.weight"), tensor(m, "token_embd.weight").ne[1]);
     EXPECT_EQ(rs.placement.gpu_rows("output_norm.weight"), 1);
+}
+
+// Tensors in a format the CPU runs only on the scalar reference move after every fast one, tier by
+// tier: with enough fast bytes none of them moves; asking for one byte more moves slow ffn rows first.
+TEST(RowSplit, FormatsTheCpuRunsSlowlyMoveLast) {
+    const Model& m = tiny();
+    const dense_type_id slow = m.bound.layers.at(0).tensors.at("ffn_gate")->type;
+    const plan::CpuGemvFast cpu_fast = [slow](dense_type_id t) { return t != slow; };
+    uint64_t fast_bytes = 0, slow_bytes = 0;
+    std::set<std::string> slow_names;
+    for (const auto& name : plan::splittable_tensors(m.bound, qwen35_spec())) {
+        const auto& t = tensor(m, name);
+        (t.type == slow ? slow_bytes : fast_bytes) += t.n_bytes;
+        if (t.type == slow) slow_names.insert(name);
+    }
+    ASSERT_GT(fast_bytes, 0u);
+    ASSERT_GT(slow_bytes, 0u);
+
+    auto rs = plan::choose_row_split(m.bound, qwen35_spec(), fast_bytes, cpu_fast);
+    EXPECT_EQ(verdict_of(rs.placement), "");
+    EXPECT_TRUE(rs.enough);
+    for (const auto& name : slow_names) EXPECT_EQ(rs.placement.gpu_rows(name), tensor(m, name).ne[1]) << name << " moved";
+    EXPECT_EQ(rs.cpu_bytes, fast_bytes);  // every fast row, nothing else
+
+    rs = plan::choose_row_split(m.bound, qwen35_spec(), fast_bytes + 1, cpu_fast);
+    EXPECT_EQ(verdict_of(rs.placement), "");
+    EXPECT_GT(rs.cpu_bytes, fast_bytes);
+    for (const auto& name : slow_names) {  // the slow ffn_gate tensors are the first slow ones to give rows
+        const std::string role = role_of(m, name);
+        if (role == "ffn_gate") {
+            EXPECT_LT(rs.placement.gpu_rows(name), tensor(m, name).ne[1]) << name;
+        } else if (role != "ffn_up") {
+            EXPECT_EQ(rs.placement.gpu_rows(name), tensor(m, name).ne[1]) << name;
+        }
+    }
+
+    // Without the checker every format counts as fast: the slow ffn_gate rows move in tier 1.
+    rs = plan::choose_row_split(m.bound, qwen35_spec(), fast_bytes);
+    uint64_t slow_moved = 0;
+    for (const auto& name : slow_names) slow_moved += tensor(m, name).ne[1] - rs.placement.gpu_rows(name);
+    EXPECT_GT(slow_moved, 0u);
+}
+
+// The checker asks the loaded packs: cpu-ref (priority 0) alone is never fast; cpu-avx2, where this
+// CPU can run it, makes its five formats fast against the GPU's Q8_32 and leaves the others slow.
+TEST(RowSplit, FastCpuFormatsComeFromThePacksAbovePriorityZero) {
+    const auto packs = load_packs_from({build_pack_dir()});
+    const auto fast = packs::fast_cpu_gemv_checker(*packs, [](dense_type_id) { return DENSE_TYPE_Q8_32; });
+    const auto* avx2 = packs->find_pack("cpu-avx2");
+    const auto ranks = packs->ranks_for(0);
+    const auto* rank = avx2 ? ranks.find("cpu-avx2") : nullptr;
+    const bool avx2_usable = rank != nullptr && rank->score > 0;
+    for (dense_type_id t : {DENSE_TYPE_IQ4_XS, DENSE_TYPE_Q4_K, DENSE_TYPE_Q5_K, DENSE_TYPE_Q6_K, DENSE_TYPE_Q8_0})
+        EXPECT_EQ(fast(t), avx2_usable) << t;
+    for (dense_type_id t : {DENSE_TYPE_IQ2_XS, DENSE_TYPE_IQ2_S, DENSE_TYPE_IQ3_XXS, DENSE_TYPE_IQ3_S, DENSE_TYPE_Q2_K,
+                            DENSE_TYPE_Q3_K, DENSE_TYPE_IQ4_NL})
+        EXPECT_FALSE(fast(t)) << t;
+    if (!avx2_usable) std::printf("cpu-avx2 is not usable on this CPU: every format is slow here\n");
 }
 
 TEST(RowSplitVerifier, RefusesBrokenPlacements) {

@@ -19,6 +19,9 @@ struct BenchFlags {
     double ceiling_gib = 1.0;         // --ceiling-buffer GiB per buffer of the bandwidth probe
     bool cpu = false;                 // --cpu: bench the CPU reference instead of the main device
     int profile_steps = 0;            // --profile N: per-op time of N decode steps at the first depth
+    bool cpu_rows = false;            // --cpu-rows: only the row split's CPU side (bench/cpu_rows_bench.hpp)
+    std::vector<unsigned> cpu_threads;  // --cpu-threads 1,4,15 (default: 1, 2, 4, 8, all but one, all)
+    double cpu_rows_gib = 1.0;        // --cpu-rows-gib: weight bytes per pass
 };
 
 }  // namespace dense::cli

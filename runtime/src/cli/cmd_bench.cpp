@@ -2,6 +2,7 @@
 // progress to stderr; --json and --plot write files.
 #include "bench/bandwidth_probe.hpp"
 #include "bench/bench_report.hpp"
+#include "bench/cpu_rows_bench.hpp"
 #include "bench/gemv_bench.hpp"
 #include "bench/model_bench.hpp"
 #include "bench/step_profile.hpp"
@@ -15,14 +16,17 @@
 #include "packs/device_probe.hpp"
 #include "packs/pack_manager.hpp"
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 namespace dense::cli {
 
@@ -90,11 +94,54 @@ void write_file(const std::string& path, const std::string& text, const char* wh
     spdlog::info("bench: wrote {} to {}", what, path);
 }
 
+// --cpu-rows: the row split's CPU side alone (no model, no device).
+int bench_cpu_rows(const BenchFlags& flags, const packs::PackPolicy& policy, const std::string& command_line) {
+    if (flags.cpu_rows_gib <= 0 || flags.cpu_rows_gib > 64) throw Error(ErrorKind::Usage, "bench: --cpu-rows-gib must be in (0, 64]");
+    packs::PackManager packs(policy);
+    packs.load();
+    packs.throw_if_unusable();
+    bench::CpuRowsOptions o;
+    if (flags.gemv_formats.empty())
+        o.formats = {DENSE_TYPE_IQ4_XS, DENSE_TYPE_Q4_K, DENSE_TYPE_Q6_K};  // the 27B seed-iq4 mix's big ones
+    else
+        o.formats = gemv_formats(flags.gemv_formats);
+    o.threads = flags.cpu_threads;
+    if (o.threads.empty()) {
+        const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+        for (unsigned t : {1u, 2u, 4u, 8u, hw - 1, hw})
+            if (t >= 1 && t <= hw && std::find(o.threads.begin(), o.threads.end(), t) == o.threads.end()) o.threads.push_back(t);
+    }
+    o.bytes = static_cast<uint64_t>(flags.cpu_rows_gib * 1073741824.0);
+    o.reps = std::max(1, flags.reps);
+    o.file_dir = std::filesystem::temp_directory_path();
+    const packs::PackRecord* pack = packs.chosen_pack(0);
+    spdlog::info("bench: CPU rows of a split, {} formats x {} thread counts, {:.2f} GiB per pass, file in {}",
+                 o.formats.size(), o.threads.size(), flags.cpu_rows_gib, o.file_dir.string());
+    const auto results = bench::bench_cpu_rows(packs, o);
+    std::cout << "dense-rt " << DENSE_VERSION << " | " << packs.devices().at(0).name() << " | pack "
+              << (pack ? pack->name : "-") << " | " << std::thread::hardware_concurrency() << " hardware threads\n"
+              << "command: " << command_line << "\n"
+              << bench::cpu_rows_markdown(results) << std::flush;
+    if (!flags.json_out.empty()) {
+        nlohmann::json j;
+        j["version"] = DENSE_VERSION;
+        j["command"] = command_line;
+        j["cpu_rows"] = nlohmann::json::array();
+        for (const auto& r : results)
+            j["cpu_rows"].push_back({{"format", r.format}, {"source", r.source}, {"impl", r.impl}, {"threads", r.threads},
+                                     {"bytes", r.bytes}, {"seconds", r.seconds}, {"gbs", r.gbs},
+                                     {"minor_faults", r.minor_faults}, {"major_faults", r.major_faults}});
+        write_file(flags.json_out, j.dump(2) + "\n", "JSON report");
+    }
+    return 0;
+}
+
 }  // namespace
 
 int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const packs::PackPolicy& policy,
               const std::string& command_line) {
     if (flags.reps < 1) throw Error(ErrorKind::Usage, "bench: -r must be at least 1");
+    if (flags.cpu_rows) return bench_cpu_rows(flags, policy, command_line);
     if (flags.prompt_tokens < 0 || flags.gen_tokens < 0) throw Error(ErrorKind::Usage, "bench: -p and -n must be >= 0");
     const auto depths = parse_depths(flags.depths);
     if (flags.profile_steps > 0 && flags.gemv_only) throw Error(ErrorKind::Usage, "bench: --profile needs a model (not --gemv-only)");

@@ -118,6 +118,13 @@ int main(int argc, char** argv) {
     bench->add_option("--profile", bf.profile_steps,
                       "Also time N decode steps node by node at the first depth: time per op and tensor role")
         ->check(CLI::NonNegativeNumber);
+    bench->add_flag("--cpu-rows", bf.cpu_rows,
+                    "Only the row split's CPU side: GEMV rows (Q8_32 activation) on the worker pool, GB/s per "
+                    "thread count, from memory and from a file mapping, beside the host's read bandwidth (no model)");
+    bench->add_option("--cpu-threads", bf.cpu_threads, "Worker counts for --cpu-rows (default: 1,2,4,8, all but one, all)")
+        ->delimiter(',')
+        ->check(CLI::PositiveNumber);
+    bench->add_option("--cpu-rows-gib", bf.cpu_rows_gib, "GiB of weight rows per --cpu-rows pass")->capture_default_str();
 
     // `dense-rt plan` (cli/cmd_plan.cpp): the VRAM bill before anything is allocated.
     dense::cli::PlanFlags pf;
@@ -163,7 +170,7 @@ int main(int argc, char** argv) {
         if (*bench) {
             std::string line;
             for (int i = 0; i < argc; ++i) line += (i ? " " : "") + std::string(argv[i]);
-            if (bf.gemv_only) return dense::cli::cmd_bench(nullptr, bf, dense::cli::pack_policy_for(nullptr, policy), line);
+            if (bf.gemv_only || bf.cpu_rows) return dense::cli::cmd_bench(nullptr, bf, dense::cli::pack_policy_for(nullptr, policy), line);
             auto config = dense::cli::load_run_config(common);
             if (gen.context) {  // --ctx: the bench's context at least (the VRAM plan is checked at it)
                 if (*gen.context < 1) throw dense::Error(dense::ErrorKind::Usage, "--ctx must be at least 1");

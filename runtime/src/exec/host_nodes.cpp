@@ -6,7 +6,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <cstdlib>
 #include <mutex>
+#include <spdlog/spdlog.h>
 
 namespace dense::exec {
 
@@ -75,6 +77,11 @@ void require_host_functions(const DeviceMemory& memory) {
 
 HostNodes::HostNodes(const graph::Graph& g, DeviceMemory& memory, CpuWorkers& workers)
     : memory_(memory), workers_(workers) {
+    // Diagnostics: DENSE_ROW_SPLIT_JOIN=eager joins every job right after its
+    // start (no overlap: isolates a missed dependency from a wrong CPU result); DENSE_ROW_SPLIT_TRACE=1
+    // logs where each job starts and joins (at enqueue time, so once per capture).
+    if (const char* v = std::getenv("DENSE_ROW_SPLIT_JOIN")) eager_join_ = std::string(v) == "eager";
+    if (const char* v = std::getenv("DENSE_ROW_SPLIT_TRACE")) trace_ = std::string(v) == "1";
     for (size_t i = 0; i < g.nodes.size(); ++i) {
         const graph::Node& n = g.nodes[i];
         if (!n.split_cpu_part) continue;
@@ -184,6 +191,11 @@ void HostNodes::start(size_t node) {
     Job& job = *by_node_.at(node);
     for (const auto& c : job.in) memory_.to_host(c.host, c.device, c.bytes);
     memory_.call_host(&HostNodes::start_job, &job);
+    if (trace_) spdlog::info("row split: start '{}' (node {})", job.label, node);
+    if (eager_join_) {
+        join(job);
+        return;
+    }
     pending_.push_back(&job);
 }
 
@@ -210,6 +222,7 @@ void HostNodes::join_before(const graph::Node& next) {
     };
     for (auto it = pending_.begin(); it != pending_.end();) {
         if (races(**it)) {
+            if (trace_) spdlog::info("row split: join '{}' before '{}'", (*it)->label, next.label);
             join(**it);
             it = pending_.erase(it);
         } else {
@@ -219,7 +232,10 @@ void HostNodes::join_before(const graph::Node& next) {
 }
 
 void HostNodes::join_all() {
-    for (Job* job : pending_) join(*job);
+    for (Job* job : pending_) {
+        if (trace_) spdlog::info("row split: join '{}' at the end", job->label);
+        join(*job);
+    }
     pending_.clear();
 }
 

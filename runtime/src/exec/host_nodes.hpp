@@ -81,6 +81,7 @@ private:
     std::vector<std::unique_ptr<Job>> jobs_;
     std::map<size_t, Job*> by_node_;
     std::vector<Job*> pending_;  // started, not yet joined (in this step's enqueue order)
+    bool eager_join_ = false, trace_ = false;
 };
 
 }  // namespace dense::exec

@@ -100,7 +100,7 @@ std::string to_text(const PlanReport& r) {
         out += "  with it: peak " + grouped(s.peak) + " bytes (" + format_bytes(s.peak) + "), " +
                (s.fits ? "fits" : "still over") + " the budget; the CPU reads " + grouped(s.cpu_read_bytes) +
                " bytes per token (" +
-               (s.fits ? "--allow-cpu-split accepts it; GPU sessions do not run a split yet" : "no split fits") + ")\n";
+               (s.fits ? "--allow-cpu-split accepts it; a run with `placement: auto` uses it" : "no split fits") + ")\n";
     }
     for (const auto& n : b.notes) out += "note: " + n + "\n";
     return out;

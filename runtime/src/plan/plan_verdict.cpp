@@ -1,5 +1,8 @@
 #include "plan/plan_verdict.hpp"
 
+#include "packs/activation_choice.hpp"
+#include "packs/cpu_gemv_speed.hpp"
+
 #include <algorithm>
 #include <limits>
 
@@ -41,8 +44,14 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
         // The split moves row bytes; the arena saves slot bytes (256-byte rounding per tensor), so
         // ask again for what is still over until it fits or nothing more can move.
         uint64_t ask = report.verdict->bytes_to_cpu;
+        CpuGemvFast cpu_fast;
+        if (packs != nullptr) {
+            std::function<dense_type_id(dense_type_id)> act = assumed_gpu_activation;
+            if (request.target.device) act = packs::gemv_activation_chooser(*packs, *request.target.device, request.gemv_activation);
+            cpu_fast = packs::fast_cpu_gemv_checker(*packs, act);
+        }
         for (int attempt = 0; attempt < 8; ++attempt) {
-            const RowSplit rs = choose_row_split(model, spec, ask);
+            const RowSplit rs = choose_row_split(model, spec, ask, cpu_fast);
             PlanRequest r = request;
             r.row_split = rs.placement;
             const VramBill b = make_plan(model, spec, packs, r);

@@ -106,14 +106,20 @@ std::vector<std::string> splittable_tensors(const model::BoundModel& model, cons
     return out;
 }
 
-RowSplit choose_row_split(const model::BoundModel& model, const model::ModelSpec& spec, uint64_t bytes_to_move) {
+RowSplit choose_row_split(const model::BoundModel& model, const model::ModelSpec& spec, uint64_t bytes_to_move,
+                          const CpuGemvFast& cpu_fast) {
     const auto used = used_tensors(model);
     const auto roles = roles_of(model);
     std::map<std::string, int64_t> gpu;  // name -> gpu rows
     for (const auto& [name, t] : used) gpu[name] = rows_of(*t);
 
-    std::vector<const gguf::TensorInfo*> tiers[3];
-    for (const auto& name : splittable_tensors(model, spec)) tiers[tier_of(roles.at(name))].push_back(used.at(name));
+    // The three tiers of fast formats, then the same three of slow ones.
+    std::vector<const gguf::TensorInfo*> tiers[6];
+    for (const auto& name : splittable_tensors(model, spec)) {
+        const gguf::TensorInfo* t = used.at(name);
+        const bool fast = !cpu_fast || cpu_fast(t->type);
+        tiers[tier_of(roles.at(name)) + (fast ? 0 : 3)].push_back(t);
+    }
 
     uint64_t remaining = bytes_to_move;
     for (const auto& tier : tiers) {

@@ -6,6 +6,11 @@
 //   1. ffn_gate and ffn_up   (the largest matrices; their CPU rows feed SwiGLU element-wise)
 //   2. ffn_down
 //   3. every other GEMV weight (attention / delta-net projections, the LM head)
+// Each tier first takes only tensors whose format the CPU multiplies fast (a tuned CPU kernel against
+// the GPU's activation format; packs/cpu_gemv_speed.hpp); the tensors in formats that only the
+// scalar reference runs on the CPU come after all three tiers, in the same tier order. Measured on
+// the H200's host: the reference reads 0.07-0.3 GB/s per thread, a tuned kernel 3-5, so a few
+// percent of the CPU bytes in a slow format would take most of the CPU's time.
 // Within a tier every tensor gives up the SAME FRACTION of its rows (evenly over the layers, not
 // from the last layer backwards): the CPU suffix of a split GEMV runs overlapped with the GPU
 // prefix, so a step costs max(GPU part, CPU part) per GEMV. An even fraction keeps that balance the
@@ -23,6 +28,7 @@
 #include "model/model_spec.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -78,9 +84,13 @@ struct RowSplit {
     std::vector<SplitKind> kinds;  // in tier order, then by role
 };
 
+// Whether the CPU multiplies a weight format fast; empty = every format is.
+using CpuGemvFast = std::function<bool(dense_type_id weight)>;
+
 // Moves rows to the CPU (tiers above) until at least `bytes_to_move` bytes of weights are there.
 // bytes_to_move = 0 gives whole_on_gpu.
-RowSplit choose_row_split(const model::BoundModel& model, const model::ModelSpec& spec, uint64_t bytes_to_move);
+RowSplit choose_row_split(const model::BoundModel& model, const model::ModelSpec& spec, uint64_t bytes_to_move,
+                          const CpuGemvFast& cpu_fast = {});
 
 // Per-role summary of any placement (as RowSplit::kinds).
 std::vector<SplitKind> summarize(const model::BoundModel& model, const Placement& placement);
