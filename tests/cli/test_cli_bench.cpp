@@ -56,6 +56,31 @@ TEST(CliBench, BadFlagsAreRefused) {
     r = run_dense_rt("bench --gemv-only --gemv-formats q4_k,nope");
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("unknown weight format 'nope'"), std::string::npos) << r.err;
+    r = run_dense_rt("bench --cpu-rows --cpu-rows-gib 0");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("--cpu-rows-gib must be in (0, 64]"), std::string::npos) << r.err;
+}
+
+// The row split's CPU side alone: a row per format, source and thread count (plus the read rows),
+// the same numbers in the JSON, and the temporary file of the "file" source removed afterwards.
+TEST(CliBench, CpuRowsTableAndJson) {
+    const auto dir = std::filesystem::temp_directory_path() / ("dense-bench-rows-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto json = dir / "rows.json";
+    const auto r = run_dense_rt("bench --cpu-rows --cpu-threads 1,2 --cpu-rows-gib 0.05 -r 1 --gemv-formats q4_k,iq2_s --json " +
+                                json.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const char* row : {"| q4_k | anon | 1 |", "| q4_k | file | 2 |", "| iq2_s | file | 1 |", "| read | anon | 2 |"})
+        EXPECT_NE(r.out.find(row), std::string::npos) << row << " missing from\n" << r.out;
+    const auto j = nlohmann::json::parse(slurp(json));
+    ASSERT_EQ(j["cpu_rows"].size(), 10u);  // 2 formats x 2 sources x 2 thread counts + 2 read rows
+    for (const auto& row : j["cpu_rows"]) {
+        EXPECT_GT(row["gbs"].get<double>(), 0.0) << row.dump();
+        EXPECT_GT(row["bytes"].get<uint64_t>(), 0u) << row.dump();
+    }
+    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
+        EXPECT_EQ(e.path().filename().string().rfind("dense-rt-cpu-rows-", 0), std::string::npos) << e.path() << " left behind";
+    std::filesystem::remove_all(dir);
 }
 
 }  // namespace
