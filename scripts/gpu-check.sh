@@ -270,6 +270,29 @@ if [ "${DENSE_BENCH:-1}" != 0 ]; then
           fi
         done
       done
+      # The longest FP16-KV context each budget holds with every weight on the GPU, from this
+      # device's own bill (op workspaces included), checked by running there: the bench must show
+      # no row split and the driver's figure next to the plan (DENSE_BUDGET_MAXCTX=0 skips).
+      if [ "${DENSE_BUDGET_MAXCTX:-1}" != 0 ]; then
+        for b in $budgets; do
+          maxctx=$("$carry/bin/dense-rt" --config "$budget_cfg" plan --vram-budget "$b" --context 4096 --json 2>/dev/null |
+                   grep -o '"max_context": *[0-9]*' | grep -o '[0-9]*$')
+          if [ -z "$maxctx" ] || [ "$maxctx" -lt 1 ]; then
+            echo "### --vram-budget $b: no context fits with every weight on the GPU" | tee -a "$logs/bench-27b-budgets.md"
+            continue
+          fi
+          if "$carry/bin/dense-rt" --config "$budget_cfg" --vram-budget "$b" --ctx "$maxctx" bench -p 0 -n 16 -d 0 -r 1 \
+              --json "$logs/bench-27b-$b-maxctx.json" >"$logs/bench-27b-$b-maxctx.md" 2>"$logs/bench-27b-$b-maxctx.log"; then
+            { echo "### --vram-budget $b at its longest all-GPU context from the bill: --ctx $maxctx"
+              grep -E '^VRAM plan|^row split|^\| tg' "$logs/bench-27b-$b-maxctx.md"
+              grep -q '^row split' "$logs/bench-27b-$b-maxctx.md" || echo "(no row split: every weight on the GPU)"; echo; } |
+              tee -a "$logs/bench-27b-budgets.md"
+          else
+            { echo "### --vram-budget $b --ctx $maxctx: FAILED"; tail -5 "$logs/bench-27b-$b-maxctx.log"; echo; } | tee -a "$logs/bench-27b-budgets.md"
+            any_failed=1
+          fi
+        done
+      fi
       if [ "${DENSE_PEER:-1}" != 0 ] && [ -f "$root/.peer/llama.cpp-trim.tar.xz" ]; then
         for ngl in $(echo "${DENSE_PEER_NGL:-99,50,33}" | tr ',' ' '); do
           smi=$logs/smi-peer-$ngl.csv
