@@ -1,10 +1,38 @@
 #include "exec/cpu_workers.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace dense::exec {
 
-CpuWorkers::CpuWorkers(unsigned threads) {
+namespace {
+
+void relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#else
+    std::this_thread::yield();
+#endif
+}
+
+}  // namespace
+
+std::chrono::microseconds CpuWorkers::default_spin() {
+    if (const char* v = std::getenv("DENSE_CPU_SPIN_US")) {
+        try {
+            return std::chrono::microseconds(std::max(0L, std::stol(v)));
+        } catch (...) {
+        }
+    }
+    return std::chrono::microseconds(2000);
+}
+
+CpuWorkers::CpuWorkers(unsigned threads, std::chrono::microseconds spin) : spin_(spin) {
     if (threads == 0) threads = std::max(2u, std::thread::hardware_concurrency()) - 1;
     threads_.reserve(threads);
     for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
@@ -20,25 +48,40 @@ CpuWorkers::~CpuWorkers() {
 }
 
 void CpuWorkers::submit(Task task, void* context, size_t count) {
+    bool wake = false;
     {
         std::lock_guard lock(mutex_);
         for (size_t i = 0; i < count; ++i) queue_.push_back({task, context, i});
+        queued_.fetch_add(count, std::memory_order_release);
+        wake = sleeping_ > 0;
     }
-    ready_.notify_all();
+    if (wake) ready_.notify_all();
 }
 
 void CpuWorkers::work() {
+    using Clock = std::chrono::steady_clock;
+    std::unique_lock lock(mutex_);
     for (;;) {
-        Item item{};
-        {
-            std::unique_lock lock(mutex_);
-            ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-            // Work already queued is finished before stopping: a stream may be waiting on it.
-            if (queue_.empty()) return;
-            item = queue_.front();
-            queue_.pop_front();
+        if (queue_.empty() && !stopping_ && spin_.count() > 0) {
+            // Poll without the lock for a while: the next chunks are usually microseconds away.
+            lock.unlock();
+            const auto until = Clock::now() + spin_;
+            while (queued_.load(std::memory_order_acquire) == 0 && Clock::now() < until) relax();
+            lock.lock();
         }
+        if (queue_.empty() && !stopping_) {
+            ++sleeping_;
+            ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+            --sleeping_;
+        }
+        // Work already queued is finished before stopping: a stream may be waiting on it.
+        if (queue_.empty()) return;
+        const Item item = queue_.front();
+        queue_.pop_front();
+        queued_.fetch_sub(1, std::memory_order_relaxed);
+        lock.unlock();
         item.task(item.context, item.index);
+        lock.lock();
     }
 }
 

@@ -2,8 +2,14 @@
 // chunk per thread (exec/host_nodes.hpp), and the chunks of every pending GEMV queue up here in the
 // order they were started. submit() returns at once (it is called from a device stream's host
 // function, which must not block the stream longer than it takes to hand the work over).
+//
+// An idle worker spins (polling the queue's size) for a while before it sleeps on the condition
+// variable: during a split decode step the next GEMV's chunks arrive every few hundred microseconds,
+// and waking 15 sleeping threads through the kernel costs tens of microseconds each, every time.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -17,9 +23,13 @@ class CpuWorkers {
 public:
     using Task = void (*)(void* context, size_t index);
 
+    // How long an idle worker polls before it sleeps: $DENSE_CPU_SPIN_US microseconds if set (0 =
+    // sleep at once), else 2000.
+    static std::chrono::microseconds default_spin();
+
     // `threads` workers; 0 = one per hardware thread but one: while a step runs, the host thread
     // waiting on the device's stream spins on a core of its own.
-    explicit CpuWorkers(unsigned threads);
+    explicit CpuWorkers(unsigned threads, std::chrono::microseconds spin = default_spin());
     ~CpuWorkers();
     CpuWorkers(const CpuWorkers&) = delete;
     CpuWorkers& operator=(const CpuWorkers&) = delete;
@@ -39,7 +49,10 @@ private:
     std::mutex mutex_;
     std::condition_variable ready_;
     std::deque<Item> queue_;
+    std::atomic<size_t> queued_{0};  // queue_.size(), for the workers that poll without the lock
+    unsigned sleeping_ = 0;          // workers waiting on ready_ (guarded by mutex_)
     bool stopping_ = false;
+    std::chrono::microseconds spin_;
     std::vector<std::thread> threads_;
 };
 
