@@ -29,7 +29,7 @@ std::chrono::microseconds CpuWorkers::default_spin() {
         } catch (...) {
         }
     }
-    return std::chrono::microseconds(2000);
+    return std::chrono::microseconds(0);
 }
 
 CpuWorkers::CpuWorkers(unsigned threads, std::chrono::microseconds spin) : spin_(spin) {

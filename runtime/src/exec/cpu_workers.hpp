@@ -3,9 +3,10 @@
 // order they were started. submit() returns at once (it is called from a device stream's host
 // function, which must not block the stream longer than it takes to hand the work over).
 //
-// An idle worker spins (polling the queue's size) for a while before it sleeps on the condition
-// variable: during a split decode step the next GEMV's chunks arrive every few hundred microseconds,
-// and waking 15 sleeping threads through the kernel costs tens of microseconds each, every time.
+// An idle worker may poll the queue's size for a while before it sleeps on the condition variable
+// ($DENSE_CPU_SPIN_US). Off by default: on the H200 host, polling for 2 ms changed the split decode
+// by no more than its run-to-run noise (27B at 8 GiB: 4.89 and 4.62 tok/s polling, 5.05 sleeping;
+// docs/perf-notes.md, session 7), and it costs a core per idle worker.
 #pragma once
 
 #include <atomic>
@@ -23,8 +24,8 @@ class CpuWorkers {
 public:
     using Task = void (*)(void* context, size_t index);
 
-    // How long an idle worker polls before it sleeps: $DENSE_CPU_SPIN_US microseconds if set (0 =
-    // sleep at once), else 2000.
+    // How long an idle worker polls before it sleeps: $DENSE_CPU_SPIN_US microseconds if set, else 0
+    // (sleep at once).
     static std::chrono::microseconds default_spin();
 
     // `threads` workers; 0 = one per hardware thread but one: while a step runs, the host thread
