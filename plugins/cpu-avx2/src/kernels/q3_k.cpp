@@ -1,0 +1,65 @@
+// Q3_K x Q8_32 (cpu-ref: q3_k.cpp). 110-byte blocks of 256: hmask[32] @0, qs[64] @32, scales[12] @96
+// (sixteen packed signed 6-bit scales), d fp16 @108. For 32-block jj: h = jj / 4, s = jj % 4;
+// element l (0..31) has its low 2 bits at bits 2s..2s+1 of qs[32h + l] and its high bit at bit jj of
+// hmask[l]; code = low - 4 when that bit is clear, else low (-4..3). The two 16-element halves have
+// their own scales (sub-blocks 2jj and 2jj + 1): the dot's lanes 0..3 are multiplied by one, lanes
+// 4..7 by the other, before the lanes are summed (integers: exact). Then the eight blocks' terms
+// (d * da) * float(isum) in lanes, added to the row's sum in block order, as cpu-ref does.
+#include "kernels/avx2_common.hpp"
+#include "kernels/row_dots.hpp"
+
+namespace dense::cpuavx2 {
+
+using namespace detail;
+
+namespace {
+
+// The sixteen signed 6-bit scales of a super-block as int8 (spec 3.2): scale j = (low4 | high2 << 4)
+// - 32, low4 = the low nibble of s[j] (j < 8) or the high nibble of s[j - 8], high2 = bits 2(j / 4)..
+// 2(j / 4) + 1 of s[8 + j % 4]. Reads exactly the 12 bytes (the last block of a matrix ends there).
+__m128i q3_k_scales(const uint8_t* s) noexcept {
+    uint32_t tail;
+    std::memcpy(&tail, s + 8, 4);
+    const __m128i v = _mm_insert_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s)), static_cast<int>(tail), 2);
+    const __m128i m15 = _mm_set1_epi8(0x0F), m3 = _mm_set1_epi8(3);
+    const __m128i low4 = _mm_unpacklo_epi64(_mm_and_si128(v, m15), _mm_and_si128(_mm_srli_epi16(v, 4), m15));
+    const __m128i hb = _mm_shuffle_epi8(v, _mm_setr_epi8(8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11));
+    // Bytes 4j'..4j'+3 (16-bit words 2j', 2j'+1) take their bits from a shift by 2j'.
+    __m128i h = _mm_blend_epi16(hb, _mm_srli_epi16(hb, 2), 0x0C);
+    h = _mm_blend_epi16(h, _mm_srli_epi16(hb, 4), 0x30);
+    h = _mm_blend_epi16(h, _mm_srli_epi16(hb, 6), 0xC0);
+    const __m128i high2 = _mm_slli_epi16(_mm_and_si128(h, m3), 4);
+    return _mm_sub_epi8(_mm_or_si128(low4, high2), _mm_set1_epi8(32));
+}
+
+}  // namespace
+
+float dot_q3_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
+    const __m256i three = _mm256_set1_epi8(3);
+    const __m256i one = _mm256_set1_epi8(1);
+    const __m256i four = _mm256_set1_epi8(4);
+    const __m128i pair = _mm_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    float sum = 0.0f;
+    for (int64_t sb = 0; sb < n / 256; ++sb) {
+        const uint8_t* blk = row + sb * 110;
+        const uint8_t* a = q832_codes(act, 8 * sb);
+        const __m128i scales = q3_k_scales(blk + 96);
+        const __m256i hmask = load32(blk);
+        __m256i dots[8];
+        for (int jj = 0; jj < 8; ++jj) {
+            const int h = jj / 4, s = jj % 4;
+            const __m256i low = _mm256_and_si256(_mm256_srl_epi16(load32(blk + 32 + 32 * h), _mm_cvtsi32_si128(2 * s)), three);
+            // Bit jj of each byte (a 16-bit shift by jj <= 7 brings each byte's own bit to its bit 0).
+            const __m256i high = _mm256_and_si256(_mm256_srl_epi16(hmask, _mm_cvtsi32_si128(jj)), one);
+            const __m256i codes = _mm256_sub_epi8(_mm256_or_si256(low, _mm256_slli_epi16(high, 2)), four);
+            const __m256i sc = _mm256_cvtepi8_epi32(_mm_shuffle_epi8(scales, _mm_add_epi8(pair, _mm_set1_epi8(static_cast<char>(2 * jj)))));
+            dots[jj] = _mm256_mullo_epi32(dot_s8_s8(codes, load32(a + 32 * jj)), sc);
+        }
+        const __m256i isum = hsum8(dots);
+        const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 108)), _mm256_loadu_ps(reinterpret_cast<const float*>(act + n + 32 * sb)));
+        sum = add_in_order(sum, _mm256_mul_ps(dd, _mm256_cvtepi32_ps(isum)));
+    }
+    return sum;
+}
+
+}  // namespace dense::cpuavx2
