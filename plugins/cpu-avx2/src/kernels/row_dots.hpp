@@ -15,6 +15,8 @@ namespace dense::cpuavx2 {
 using RowDot = float (*)(const uint8_t* row, const uint8_t* act, int64_t n);
 
 float dot_iq4_xs_q8_32(const uint8_t* row, const uint8_t* act, int64_t n);
+float dot_iq4_nl_q8_32(const uint8_t* row, const uint8_t* act, int64_t n);
+float dot_q2_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n);
 float dot_q3_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n);
 float dot_q4_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n);
 float dot_q5_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n);

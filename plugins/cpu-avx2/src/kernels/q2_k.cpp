@@ -1,0 +1,43 @@
+// Q2_K x Q8_32 (cpu-ref: q2_k.cpp). 84-byte blocks of 256: scales[16] @0 (low nibble the scale, high
+// nibble the min of 16-element sub-block j), qs[64] @16, d fp16 @80, dmin fp16 @82. For 32-block jj:
+// h = jj / 4, s = jj % 4; element l (0..31) is bits 2s..2s+1 of qs[32h + l] (0..3). Per block, with
+// its two 16-element halves (sub-blocks 2jj, 2jj + 1) in lanes 0..3 and 4..7 of the dots:
+//   isum = sc_0 * sum16_0(q * qa) + sc_1 * sum16_1(q * qa),  msum = m_0 * sum16_0(qa) + m_1 * sum16_1(qa)
+//   term = (d * da) * float(isum) - (dmin * da) * float(msum)
+// formed for the eight blocks in lanes and added to the row's sum in block order, as cpu-ref does.
+#include "kernels/avx2_common.hpp"
+#include "kernels/row_dots.hpp"
+
+namespace dense::cpuavx2 {
+
+using namespace detail;
+
+float dot_q2_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
+    const __m256i three = _mm256_set1_epi8(3);
+    const __m256i ones = _mm256_set1_epi8(1);
+    const __m256i low4 = _mm256_set1_epi32(0x0F);
+    const __m128i pair = _mm_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    float sum = 0.0f;
+    for (int64_t sb = 0; sb < n / 256; ++sb) {
+        const uint8_t* blk = row + sb * 84;
+        const uint8_t* a = q832_codes(act, 8 * sb);
+        const __m128i scales = load16(blk);
+        __m256i dots[8], mins[8];
+        for (int jj = 0; jj < 8; ++jj) {
+            const int h = jj / 4, s = jj % 4;
+            const __m256i codes = _mm256_and_si256(_mm256_srl_epi16(load32(blk + 16 + 32 * h), _mm_cvtsi32_si128(2 * s)), three);
+            const __m256i av = load32(a + 32 * jj);
+            const __m256i sm = _mm256_cvtepu8_epi32(_mm_shuffle_epi8(scales, _mm_add_epi8(pair, _mm_set1_epi8(static_cast<char>(2 * jj)))));
+            dots[jj] = _mm256_mullo_epi32(dot_u8_s8(codes, av), _mm256_and_si256(sm, low4));
+            mins[jj] = _mm256_mullo_epi32(dot_u8_s8(ones, av), _mm256_srli_epi32(sm, 4));
+        }
+        const __m256i isum = hsum8(dots), msum = hsum8(mins);
+        const __m256 da = _mm256_loadu_ps(reinterpret_cast<const float*>(act + n + 32 * sb));
+        const __m256 x = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 80)), da), _mm256_cvtepi32_ps(isum));
+        const __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 82)), da), _mm256_cvtepi32_ps(msum));
+        sum = add_in_order(sum, _mm256_sub_ps(x, y));
+    }
+    return sum;
+}
+
+}  // namespace dense::cpuavx2
