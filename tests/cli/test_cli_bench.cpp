@@ -56,9 +56,24 @@ TEST(CliBench, BadFlagsAreRefused) {
     r = run_dense_rt("bench --gemv-only --gemv-formats q4_k,nope");
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("unknown weight format 'nope'"), std::string::npos) << r.err;
+    r = run_dense_rt("--config configs/tiny.yaml --kv-type q8 bench -p 0 -n 1 -r 1");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("--kv-type must be f16 or f32"), std::string::npos) << r.err;
     r = run_dense_rt("bench --cpu-rows --cpu-rows-gib 0");
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("--cpu-rows-gib must be in (0, 64]"), std::string::npos) << r.err;
+}
+
+// --kv-type reaches the bench (its KV cache, the plan it checks, the report).
+TEST(CliBench, KvTypeFlagIsUsed) {
+    const auto json = std::filesystem::temp_directory_path() / ("dense-bench-kv-" + std::to_string(::getpid()) + ".json");
+    for (const char* kv : {"f32", "f16"}) {
+        const auto r = run_dense_rt(std::string("--config configs/tiny.yaml --kv-type ") + kv +
+                                    " bench -p 0 -n 2 -d 0 -r 1 --ceiling-buffer 0.01 --json " + json.string());
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_EQ(nlohmann::json::parse(slurp(json))["kv_type"].get<std::string>(), kv);
+    }
+    std::filesystem::remove(json);
 }
 
 // The row split's CPU side alone: a row per format, source and thread count (plus the read rows),

@@ -176,6 +176,11 @@ int main(int argc, char** argv) {
                 if (*gen.context < 1) throw dense::Error(dense::ErrorKind::Usage, "--ctx must be at least 1");
                 config.context = *gen.context;
             }
+            if (gen.kv_type) {  // --kv-type, as for generation (the bench's KV cache and its VRAM plan)
+                if (*gen.kv_type != "f16" && *gen.kv_type != "f32")
+                    throw dense::Error(dense::ErrorKind::Usage, "--kv-type must be f16 or f32");
+                config.kv_type = *gen.kv_type;
+            }
             return dense::cli::cmd_bench(&config, bf, dense::cli::pack_policy_for(&config, policy), line);
         }
         if (*tokenize) return dense::cli::cmd_tokenize(dense::cli::load_run_config(common), tok_text, !tok_no_special);
