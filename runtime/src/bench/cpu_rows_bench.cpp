@@ -4,6 +4,7 @@
 #include "core/error.hpp"
 #include "core/type_table.hpp"
 #include "exec/cpu_workers.hpp"
+#include "exec/host_nodes.hpp"
 #include "gguf/mapped_file.hpp"
 #include "synth/block_fill.hpp"
 
@@ -27,8 +28,6 @@ namespace dense::bench {
 namespace {
 
 constexpr int64_t kIn = 5120, kOut = 17408;  // the 27B's ffn_gate / ffn_up: the rows a split moves first
-constexpr int64_t kChunksPerWorker = 4;      // as exec/host_nodes.cpp
-constexpr int64_t kMinChunkRows = 16;
 
 // Anonymous memory on 2 MiB boundaries, with the advice that lets the kernel back it by huge pages.
 struct AnonBuffer {
@@ -84,10 +83,6 @@ private:
     size_t remaining_ = 0;
 };
 
-int64_t chunk_count(unsigned threads, int64_t rows) {
-    return std::max<int64_t>(1, std::min<int64_t>(static_cast<int64_t>(threads) * kChunksPerWorker, rows / kMinChunkRows));
-}
-
 // The best of `reps` timed passes after one warm-up; the faults of that pass.
 template <typename Pass>
 void time_passes(int reps, Pass pass, CpuRowsResult& r) {
@@ -118,7 +113,7 @@ struct GemvJobs {
 GemvJobs make_jobs(const packs::PackManager& packs, dense_type_id type, const std::byte* base, int matrices,
                    uint64_t w_bytes, void* x, float* y, unsigned threads) {
     const auto& dev = packs.devices().at(0);
-    const int64_t chunks = chunk_count(threads, kOut);
+    const int64_t chunks = exec::row_chunk_count(threads, kOut);
     const uint64_t row_bytes = w_bytes / kOut;
     GemvJobs jobs;
     for (int m = 0; m < matrices; ++m) {
@@ -231,7 +226,7 @@ std::vector<CpuRowsResult> bench_cpu_rows(const packs::PackManager& packs, const
                         ReadJob job;
                         job.words = reinterpret_cast<const uint64_t*>(anon.data + static_cast<uint64_t>(m) * w_bytes);
                         job.n = w_bytes / 8;
-                        job.chunks = static_cast<size_t>(chunk_count(threads, kOut));
+                        job.chunks = static_cast<size_t>(exec::row_chunk_count(threads, kOut));
                         Batch batch(workers, &ReadJob::run_chunk, &job);
                         batch.run(job.chunks);
                     }

@@ -16,8 +16,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int64_t kChunksPerWorker = 4;
-constexpr int64_t kMinChunkRows = 16;  // below this a chunk costs more to hand out than to compute
 
 // Bytes a view spans from its first byte (views here are contiguous: the last stride times its count).
 uint64_t view_bytes(const dense_tensor_view& v) {
@@ -69,6 +67,11 @@ struct HostNodes::Job {
     uint64_t runs = 0;
 };
 
+int64_t row_chunk_count(unsigned workers, int64_t rows) {
+    constexpr int64_t kChunksPerWorker = 4, kMinChunkRows = 16;
+    return std::max<int64_t>(1, std::min<int64_t>(static_cast<int64_t>(workers) * kChunksPerWorker, rows / kMinChunkRows));
+}
+
 void require_host_functions(const DeviceMemory& memory) {
     if (!memory.can_call_host())
         throw Error(ErrorKind::Device, memory.label() + " cannot run the CPU rows of a row split: its pack has no "
@@ -111,14 +114,10 @@ HostNodes::HostNodes(const graph::Graph& g, DeviceMemory& memory, CpuWorkers& wo
         job->reads = {range_of(n.src[1]), range_of(n.dst[0])};
         job->writes = {range_of(n.dst[0])};
 
-        // Chunks of whole rows, kChunksPerWorker per worker (fewer for a short suffix): a job ends with
-        // its last chunk, so with one chunk per worker a single descheduled worker (the host also runs
-        // the thread waiting on the device and the driver's callback thread) would stall the whole
-        // GEMV; with several, the others take its share from the queue.
+        // Chunks of whole rows (row_chunk_count).
         const dense_tensor_view& w = n.src_views[0];
         const int64_t rows = w.ne[1];
-        const auto count = std::max<int64_t>(
-            1, std::min<int64_t>(static_cast<int64_t>(workers.size()) * kChunksPerWorker, rows / kMinChunkRows));
+        const int64_t count = row_chunk_count(workers.size(), rows);
         job->chunk_src.resize(static_cast<size_t>(count));
         job->chunk_dst.resize(static_cast<size_t>(count));
         job->chunks.resize(static_cast<size_t>(count));

@@ -43,6 +43,12 @@ struct HostSplitStats {
 // which a row split needs: checked by a session before it uploads anything.
 void require_host_functions(const DeviceMemory& memory);
 
+// How many row chunks a split GEMV of `rows` CPU rows is cut into for `workers` threads: four per
+// worker (a job ends with its last chunk, so with one chunk per worker a single descheduled worker
+// would stall the whole GEMV; with several, the others take its share), fewer for a short suffix
+// (below 16 rows a chunk costs more to hand out than to compute), at least one.
+int64_t row_chunk_count(unsigned workers, int64_t rows);
+
 class HostNodes {
 public:
     // Takes every node of `g` marked split_cpu_part (g is resolved: its views point at the session's
