@@ -26,6 +26,11 @@ inline const uint8_t* q832_codes(const uint8_t* act, int64_t b) noexcept { retur
 inline float q832_d(const uint8_t* act, int64_t n, int64_t b) noexcept { return load_f32(act + n + 4 * b); }
 inline float q832_s(const uint8_t* act, int64_t n, int64_t b) noexcept { return load_f32(act + n + n / 8 + 4 * b); }
 
+// The eight activation scales d of super-block sb (blocks 8sb..8sb+7) as float lanes.
+inline __m256 q832_d8(const uint8_t* act, int64_t n, int64_t sb) noexcept {
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(act + n + 32 * sb));
+}
+
 inline __m256i load32(const uint8_t* p) noexcept { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 inline __m128i load16(const uint8_t* p) noexcept { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
 
@@ -68,6 +73,14 @@ inline float add_in_order(float sum, __m256 terms) noexcept {
     return sum;
 }
 
+// Formats with sixteen 16-element sub-blocks per super-block (Q2_K, Q3_K, Q6_K): the scale bytes of
+// 32-block jj's two halves (sub-blocks 2jj and 2jj + 1) in bytes 0..3 and 4..7, for a dot whose
+// lanes 0..3 cover elements 0..15 and lanes 4..7 elements 16..31 (widen with cvtepi8/cvtepu8_epi32).
+inline __m128i half_block_scales(__m128i scales16, int jj) noexcept {
+    const __m128i pair = _mm_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    return _mm_shuffle_epi8(scales16, _mm_add_epi8(pair, _mm_set1_epi8(static_cast<char>(2 * jj))));
+}
+
 // The eight 6-bit scales and mins of a Q4_K / Q5_K super-block (12 bytes at s12, spec 3.3), as
 // int32 lanes j = 0..7 (k_scale_min below, for all j at once). Reads 16 bytes from s12 (the block
 // continues past the 12).
@@ -108,7 +121,7 @@ inline ScaleMin k_scale_min(const uint8_t* s12, int j) noexcept {
 // (d * da) * float(sc * isum) - (dmin * float(m)) * sa.
 inline __m256 k_quant_terms(const uint8_t* blk, const uint8_t* act, int64_t n, int64_t sb, __m256i isum) noexcept {
     const ScalesMins sm = k_scales_mins(blk + 4);
-    const __m256 da = _mm256_loadu_ps(reinterpret_cast<const float*>(act + n + 32 * sb));
+    const __m256 da = q832_d8(act, n, sb);
     const __m256 sa = _mm256_loadu_ps(reinterpret_cast<const float*>(act + n + n / 8 + 32 * sb));
     const __m256 x = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk)), da),
                                    _mm256_cvtepi32_ps(_mm256_mullo_epi32(sm.scales, isum)));

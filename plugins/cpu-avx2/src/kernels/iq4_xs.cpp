@@ -41,7 +41,7 @@ float dot_iq4_xs_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
                                             _mm256_set1_epi32(15));
         const __m256i hi = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(scales_h), shift_h), _mm256_set1_epi32(3));
         const __m256i ls = _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), _mm256_set1_epi32(32));
-        const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk)), _mm256_loadu_ps(reinterpret_cast<const float*>(act + n + 32 * sb)));
+        const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk)), q832_d8(act, n, sb));
         sum = add_in_order(sum, _mm256_mul_ps(dd, _mm256_cvtepi32_ps(_mm256_mullo_epi32(ls, t))));
     }
     return sum;

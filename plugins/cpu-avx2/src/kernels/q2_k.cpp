@@ -16,7 +16,6 @@ float dot_q2_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
     const __m256i three = _mm256_set1_epi8(3);
     const __m256i ones = _mm256_set1_epi8(1);
     const __m256i low4 = _mm256_set1_epi32(0x0F);
-    const __m128i pair = _mm_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
     float sum = 0.0f;
     for (int64_t sb = 0; sb < n / 256; ++sb) {
         const uint8_t* blk = row + sb * 84;
@@ -27,12 +26,12 @@ float dot_q2_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
             const int h = jj / 4, s = jj % 4;
             const __m256i codes = _mm256_and_si256(_mm256_srl_epi16(load32(blk + 16 + 32 * h), _mm_cvtsi32_si128(2 * s)), three);
             const __m256i av = load32(a + 32 * jj);
-            const __m256i sm = _mm256_cvtepu8_epi32(_mm_shuffle_epi8(scales, _mm_add_epi8(pair, _mm_set1_epi8(static_cast<char>(2 * jj)))));
+            const __m256i sm = _mm256_cvtepu8_epi32(half_block_scales(scales, jj));
             dots[jj] = _mm256_mullo_epi32(dot_u8_s8(codes, av), _mm256_and_si256(sm, low4));
             mins[jj] = _mm256_mullo_epi32(dot_u8_s8(ones, av), _mm256_srli_epi32(sm, 4));
         }
         const __m256i isum = hsum8(dots), msum = hsum8(mins);
-        const __m256 da = _mm256_loadu_ps(reinterpret_cast<const float*>(act + n + 32 * sb));
+        const __m256 da = q832_d8(act, n, sb);
         const __m256 x = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 80)), da), _mm256_cvtepi32_ps(isum));
         const __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 82)), da), _mm256_cvtepi32_ps(msum));
         sum = add_in_order(sum, _mm256_sub_ps(x, y));

@@ -38,7 +38,6 @@ float dot_q3_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
     const __m256i three = _mm256_set1_epi8(3);
     const __m256i one = _mm256_set1_epi8(1);
     const __m256i four = _mm256_set1_epi8(4);
-    const __m128i pair = _mm_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
     float sum = 0.0f;
     for (int64_t sb = 0; sb < n / 256; ++sb) {
         const uint8_t* blk = row + sb * 110;
@@ -52,11 +51,11 @@ float dot_q3_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
             // Bit jj of each byte (a 16-bit shift by jj <= 7 brings each byte's own bit to its bit 0).
             const __m256i high = _mm256_and_si256(_mm256_srl_epi16(hmask, _mm_cvtsi32_si128(jj)), one);
             const __m256i codes = _mm256_sub_epi8(_mm256_or_si256(low, _mm256_slli_epi16(high, 2)), four);
-            const __m256i sc = _mm256_cvtepi8_epi32(_mm_shuffle_epi8(scales, _mm_add_epi8(pair, _mm_set1_epi8(static_cast<char>(2 * jj)))));
+            const __m256i sc = _mm256_cvtepi8_epi32(half_block_scales(scales, jj));
             dots[jj] = _mm256_mullo_epi32(dot_s8_s8(codes, load32(a + 32 * jj)), sc);
         }
         const __m256i isum = hsum8(dots);
-        const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 108)), _mm256_loadu_ps(reinterpret_cast<const float*>(act + n + 32 * sb)));
+        const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 108)), q832_d8(act, n, sb));
         sum = add_in_order(sum, _mm256_mul_ps(dd, _mm256_cvtepi32_ps(isum)));
     }
     return sum;

@@ -16,7 +16,6 @@ float dot_q6_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     const __m256i three = _mm256_set1_epi8(3);
     const __m256i bias = _mm256_set1_epi8(32);
-    const __m128i pair = _mm_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
     float sum = 0.0f;
     for (int64_t sb = 0; sb < n / 256; ++sb) {
         const uint8_t* blk = row + sb * 210;
@@ -30,11 +29,11 @@ float dot_q6_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
             const __m256i qh = load32(blk + 128 + 32 * h);
             const __m256i hi = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * s)), three);
             const __m256i codes = _mm256_sub_epi8(_mm256_or_si256(lo, _mm256_slli_epi16(hi, 4)), bias);
-            const __m256i sc = _mm256_cvtepi8_epi32(_mm_shuffle_epi8(scales, _mm_add_epi8(pair, _mm_set1_epi8(static_cast<char>(2 * jj)))));
+            const __m256i sc = _mm256_cvtepi8_epi32(half_block_scales(scales, jj));
             dots[jj] = _mm256_mullo_epi32(dot_s8_s8(codes, load32(a + 32 * jj)), sc);
         }
         const __m256i isum = hsum8(dots);
-        const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 208)), _mm256_loadu_ps(reinterpret_cast<const float*>(act + n + 32 * sb)));
+        const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 208)), q832_d8(act, n, sb));
         sum = add_in_order(sum, _mm256_mul_ps(dd, _mm256_cvtepi32_ps(isum)));
     }
     return sum;
