@@ -238,7 +238,8 @@ if [ "${DENSE_BENCH:-1}" != 0 ]; then
     # against the device's free-memory count, and nvidia-smi samples the used memory meanwhile (its
     # maximum is the peak the driver saw). Then llama.cpp with a partial offload (-ngl) on the same file.
     # Env: DENSE_BUDGETS (default "16GiB 12GiB 8GiB", empty = skip), DENSE_BUDGET_CONTEXTS (default
-    # "4096 32768"), DENSE_BUDGET_ARGS (default "-p 0 -n 16 -d 0,8192 -r 1"), DENSE_PEER_NGL (default
+    # "4096 32768"), DENSE_BUS_SHARES (default "0": --bus-read-share values, each run at every budget
+    # and context), DENSE_BUDGET_ARGS (default "-p 0 -n 16 -d 0,8192 -r 1"), DENSE_PEER_NGL (default
     # "99,50,33": llama-bench's layer counts, chosen by the arithmetic in docs/perf-notes.md).
     budgets=${DENSE_BUDGETS-16GiB 12GiB 8GiB}
     if [ -n "$budgets" ]; then
@@ -250,24 +251,27 @@ if [ "${DENSE_BENCH:-1}" != 0 ]; then
       printf 'model: %s\nkeep_page_cache: true\n' "$model" >"$budget_cfg"
       for b in $budgets; do
         for c in ${DENSE_BUDGET_CONTEXTS:-4096 32768}; do
-          tag="$b ctx $c"
-          smi=$logs/smi-$b-$c.csv
+         for bus in ${DENSE_BUS_SHARES:-0}; do
+          tag="$b ctx $c bus $bus"
+          run=$b-$c-bus$bus
+          smi=$logs/smi-$run.csv
           (nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 >"$smi" 2>/dev/null &
            echo $! >"$smi.pid")
           start=$(date +%s)
           # shellcheck disable=SC2086
-          if "$carry/bin/dense-rt" --config "$budget_cfg" --vram-budget "$b" --ctx "$c" bench ${DENSE_BUDGET_ARGS:--p 0 -n 16 -d 0,8192 -r 1} \
-              --json "$logs/bench-27b-$b-$c.json" >"$logs/bench-27b-$b-$c.md" 2>"$logs/bench-27b-$b-$c.log"; then
+          if "$carry/bin/dense-rt" --config "$budget_cfg" --vram-budget "$b" --ctx "$c" --bus-read-share "$bus" bench ${DENSE_BUDGET_ARGS:--p 0 -n 16 -d 0,8192 -r 1} \
+              --json "$logs/bench-27b-$run.json" >"$logs/bench-27b-$run.md" 2>"$logs/bench-27b-$run.log"; then
             kill "$(cat "$smi.pid")" 2>/dev/null
             peak=$(sort -n "$smi" | tail -1)
-            { echo "### --vram-budget $b, --ctx $c ($(( $(date +%s) - start )) s; nvidia-smi peak used ${peak:-?} MiB, idle $(sort -n "$smi" | head -1) MiB)"
-              grep -E '^VRAM plan|^row split|^weights read|^\| tg' "$logs/bench-27b-$b-$c.md"; echo; } | tee -a "$logs/bench-27b-budgets.md"
-            while IFS= read -r row; do bench_rows+=("dense-rt $tag $row"); done < <(grep '^| tg' "$logs/bench-27b-$b-$c.md")
+            { echo "### --vram-budget $b, --ctx $c, --bus-read-share $bus ($(( $(date +%s) - start )) s; nvidia-smi peak used ${peak:-?} MiB, idle $(sort -n "$smi" | head -1) MiB)"
+              grep -E '^VRAM plan|^row split|^weights read|^\| tg' "$logs/bench-27b-$run.md"; echo; } | tee -a "$logs/bench-27b-budgets.md"
+            while IFS= read -r row; do bench_rows+=("dense-rt $tag $row"); done < <(grep '^| tg' "$logs/bench-27b-$run.md")
           else
             kill "$(cat "$smi.pid")" 2>/dev/null
-            { echo "### --vram-budget $b, --ctx $c: FAILED"; tail -5 "$logs/bench-27b-$b-$c.log"; echo; } | tee -a "$logs/bench-27b-budgets.md"
-            bench_rows+=("dense-rt $tag FAILED (see bench-27b-$b-$c.log)"); any_failed=1
+            { echo "### --vram-budget $b, --ctx $c, --bus-read-share $bus: FAILED"; tail -5 "$logs/bench-27b-$run.log"; echo; } | tee -a "$logs/bench-27b-budgets.md"
+            bench_rows+=("dense-rt $tag FAILED (see bench-27b-$run.log)"); any_failed=1
           fi
+         done
         done
       done
       # The longest FP16-KV context each budget holds with every weight on the GPU, from this
@@ -306,6 +310,32 @@ if [ "${DENSE_BENCH:-1}" != 0 ]; then
             tee -a "$logs/bench-27b-budgets.md"
           while IFS= read -r row; do bench_rows+=("llama.cpp -ngl $ngl $row"); done < <(grep -E '^\| .*tg[0-9]' "$logs/peer-ngl-$ngl.md")
         done
+        # Other placements of llama.cpp (DENSE_PEER_VARIANTS: one llama-bench argument list per line,
+        # e.g. "-ngl 99 -ot blk\.([0-9]|[1-3][0-9]|4[0-7])\.ffn_.*=CPU" for its tensor overrides). A
+        # token FIT<MiB> becomes "-fitt <free MiB - MiB> -fitc 8448": its own fitting to that much VRAM.
+        v=0
+        while IFS= read -r variant; do
+          [ -n "$variant" ] || continue
+          v=$((v + 1))
+          free_mib=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits | head -1)
+          args=()
+          for a in $variant; do
+            case "$a" in
+              FIT*) args+=(-fitt "$((free_mib - ${a#FIT}))" -fitc 8448) ;;
+              *) args+=("$a") ;;
+            esac
+          done
+          smi=$logs/smi-peer-v$v.csv
+          (nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 >"$smi" 2>/dev/null &
+           echo $! >"$smi.pid")
+          bash "$root/.peer/bench-llama-cpp.sh" "$model" "${args[@]}" -fa 1 -p 0 -n 16 -d 0,8192 -r 1 \
+            >"$logs/peer-v$v.md" 2>"$logs/peer-v$v.log"
+          kill "$(cat "$smi.pid")" 2>/dev/null
+          peak=$(sort -n "$smi" | tail -1)
+          { echo "### llama.cpp ${args[*]} (nvidia-smi peak used ${peak:-?} MiB)"; grep -E '^\|' "$logs/peer-v$v.md" || tail -5 "$logs/peer-v$v.log"; echo; } |
+            tee -a "$logs/bench-27b-budgets.md"
+          while IFS= read -r row; do bench_rows+=("llama.cpp variant $v $row"); done < <(grep -E '^\| .*tg[0-9]' "$logs/peer-v$v.md")
+        done <<<"${DENSE_PEER_VARIANTS:-}"
       fi
     fi
     # Kept for the next call while the machine stays warm (DENSE_KEEP_MODEL=1), else removed.

@@ -221,7 +221,7 @@ TEST(GpuSession, CapturedGraphReplaysTheSameStepBitForBit) {
 }
 
 std::unique_ptr<exec::Session> split_session_on(const Model& m, size_t device, plan::Placement split,
-                                                bool device_graph = true) {
+                                                bool device_graph = true, double bus_share = 0) {
     exec::SessionOptions o;
     o.n_ctx = 128;
     o.kv_type = DENSE_TYPE_F16;
@@ -229,6 +229,7 @@ std::unique_ptr<exec::Session> split_session_on(const Model& m, size_t device, p
     o.device_graph = device_graph;
     o.threads = 4;
     o.row_split = std::move(split);
+    o.bus_read_share = bus_share;
     return std::make_unique<exec::Session>(m.bound, qwen35_spec(), all_packs(), o);
 }
 
@@ -245,7 +246,9 @@ struct SplitBar {
     bool same_tokens;   // 16 greedy tokens identical
 };
 
-void split_matches_unsplit(const std::string& mix, SplitBar bar) {
+// bus_share > 0: that share of each split weight's host rows is read by the GPU itself from the
+// file mapping over PCIe (exec/bus_rows.hpp), the CPU computing the rest; 1: the CPU computes none.
+void split_matches_unsplit(const std::string& mix, SplitBar bar, double bus_share = 0) {
     REQUIRE_GPU(gpu);
     const SynthFile f = synth_tiny(mix);
     const Model& m = *f.model;
@@ -272,9 +275,15 @@ void split_matches_unsplit(const std::string& mix, SplitBar bar) {
         plain->step(plain_tokens.back(), true);
     }
     for (const auto& c : cases) {
-        SCOPED_TRACE(mix + ", split " + c.name);
-        auto split = split_session_on(m, *gpu, c.placement);
+        SCOPED_TRACE(mix + ", split " + c.name + ", bus share " + std::to_string(bus_share));
+        auto split = split_session_on(m, *gpu, c.placement, true, bus_share);
         EXPECT_GT(split->bill().cpu_read_bytes, 0u);
+        if (bus_share > 0) {
+            EXPECT_GT(split->bus_weight_bytes(), 0u);
+            EXPECT_LE(split->bus_weight_bytes(), split->bill().cpu_read_bytes);
+        } else {
+            EXPECT_EQ(split->bus_weight_bytes(), 0u);
+        }
         double worst = 1;
         int flips = 0;
         std::string per_position;
@@ -299,14 +308,19 @@ void split_matches_unsplit(const std::string& mix, SplitBar bar) {
             EXPECT_EQ(tokens, plain_tokens);
         }
         const auto stats = split->host_split_stats();
-        EXPECT_GT(stats.jobs, 0u);
-        EXPECT_GT(stats.bytes_to_host, 0u);
-        EXPECT_GT(stats.bytes_to_device, 0u);
+        if (bus_share < 1) {  // at 1 the GPU reads every host row: no CPU part at all
+            EXPECT_GT(stats.jobs, 0u);
+            EXPECT_GT(stats.bytes_to_host, 0u);
+            EXPECT_GT(stats.bytes_to_device, 0u);
+        } else {
+            EXPECT_EQ(stats.jobs, 0u);
+        }
         const auto same = std::mismatch(tokens.begin(), tokens.end(), plain_tokens.begin()).first - tokens.begin();
-        std::printf("[ %s split %s ] logits cosine per position:%s; greedy tokens agree for %td of 16; %llu CPU GEMV "
-                    "parts, %.1f ms CPU, %.1f ms waited\n",
-                    mix.c_str(), c.name.c_str(), per_position.c_str(), same,
-                    static_cast<unsigned long long>(stats.jobs), stats.cpu_ms, stats.wait_ms);
+        std::printf("[ %s split %s, bus share %.2f ] logits cosine per position:%s; greedy tokens agree for %td of 16; "
+                    "%llu CPU GEMV parts, %.1f ms CPU, %.1f ms waited; %llu bytes of rows read over the bus\n",
+                    mix.c_str(), c.name.c_str(), bus_share, per_position.c_str(), same,
+                    static_cast<unsigned long long>(stats.jobs), stats.cpu_ms, stats.wait_ms,
+                    static_cast<unsigned long long>(split->bus_weight_bytes()));
     }
 }
 
@@ -325,6 +339,20 @@ TEST(GpuSession, RowSplitF32ModelMatchesTheUnsplitStep) { split_matches_unsplit(
 // cosine >= 0.99 at every position and no argmax flip; a defect in the split (a wrong or stale
 // row block) falls far below (0.91 when the two sides merely used different activation formats).
 TEST(GpuSession, RowSplitMatchesTheUnsplitStep) { split_matches_unsplit("seed-iq4", {0.99, 0, false}); }
+
+// Host rows read by the GPU itself over the bus (exec/bus_rows.hpp), half of them beside the CPU's
+// and then all of them: the bus rows run the same GPU kernels on the same bytes, from registered
+// host memory instead of the arena, so the F32 model holds the strict bar and the quantized one
+// the split's own.
+TEST(GpuSession, BusRowsF32ModelMatchTheUnsplitStep) {
+    split_matches_unsplit("f32", {0.99999, 0, true}, 0.5);
+    split_matches_unsplit("f32", {0.99999, 0, true}, 1.0);
+}
+
+TEST(GpuSession, BusRowsMatchTheUnsplitStep) {
+    split_matches_unsplit("seed-iq4", {0.99, 0, false}, 0.5);
+    split_matches_unsplit("seed-iq4", {0.99, 0, false}, 1.0);
+}
 
 // The split step captured into a device graph (copies and host functions included) replays exactly
 // what the node-by-node run computes: the CPU chunks are fixed row ranges, so both are deterministic.

@@ -49,6 +49,7 @@ kv_type: f32
 placement: gpu-only
 threads: 6
 keep_page_cache: true
+bus_read_share: 0.4
 packs: {paths: [p1, /abs/p2], prefer: [cuda-sm120], deny: [cpu-fast], force: cuda-sm90}
 sampling: {temperature: 0.5, top_k: 10, top_p: 0.9, min_p: 0.1, repeat_penalty: 1.1, repeat_last_n: 32,
            presence_penalty: 0.2, seed: 42, max_tokens: 99, stop: ["</s>", "\n\n"]}
@@ -61,6 +62,7 @@ chat: {system_prompt: "be brief", thinking: true}
     EXPECT_EQ(c.placement, Placement::GpuOnly);
     EXPECT_EQ(c.threads, 6);
     EXPECT_TRUE(c.keep_page_cache);
+    EXPECT_DOUBLE_EQ(c.bus_read_share, 0.4);
     ASSERT_EQ(c.packs.paths.size(), 2u);
     EXPECT_EQ(c.packs.paths[0], std::filesystem::path("/tmp/cfg/p1"));
     EXPECT_EQ(c.packs.paths[1], std::filesystem::path("/abs/p2"));
@@ -96,6 +98,8 @@ TEST(RunConfig, WrongTypesAndValuesAreNamed) {
     EXPECT_NE(config_error("model: m.gguf\nchat: {thinking: maybe}\n").find("'chat.thinking' must be true or false"),
               std::string::npos);
     EXPECT_NE(config_error("model: m.gguf\nkeep_page_cache: yes please\n").find("'keep_page_cache' must be true or false"),
+              std::string::npos);
+    EXPECT_NE(config_error("model: m.gguf\nbus_read_share: 1.5\n").find("'bus_read_share' must be between 0 and 1"),
               std::string::npos);
     EXPECT_NE(config_error("model: m.gguf\nsampling: 3\n").find("'sampling' must be a mapping"), std::string::npos);
     EXPECT_NE(config_error("context: 5\n").find("missing required key 'model'"), std::string::npos);

@@ -49,7 +49,8 @@ std::string to_markdown(const BenchReport& r) {
             const auto& sp = *r.split;
             o << "row split: " << fmt("%.3f", static_cast<double>(sp.cpu_bytes_per_token) / 1e9)
               << " GB of weight rows on the CPU, " << fmt("%.3f", static_cast<double>(sp.gpu_bytes_per_token) / 1e9)
-              << " GB on the GPU per token | per step (" << sp.steps << " steps): " << sp.threads
+              << " GB on the GPU per token (" << fmt("%.3f", static_cast<double>(sp.gpu_host_bytes_per_token) / 1e9)
+              << " GB of them read from host memory over PCIe) | per step (" << sp.steps << " steps): " << sp.threads
               << " CPU threads busy " << fmt("%.1f", sp.thread_ms_per_step) << " thread-ms ("
               << fmt("%.1f", sp.thread_ms_per_step > 0 ? static_cast<double>(sp.cpu_bytes_per_token) / sp.thread_ms_per_step / 1e6 : 0.0)
               << " GB/s per thread), CPU parts start to end " << fmt("%.2f", sp.cpu_ms_per_step)
@@ -101,6 +102,7 @@ std::string to_json(const BenchReport& r) {
     if (r.split)
         j["row_split"] = {{"cpu_bytes_per_token", r.split->cpu_bytes_per_token},
                           {"gpu_bytes_per_token", r.split->gpu_bytes_per_token},
+                          {"gpu_host_bytes_per_token", r.split->gpu_host_bytes_per_token},
                           {"steps", r.split->steps},
                           {"cpu_ms_per_step", r.split->cpu_ms_per_step},
                           {"thread_ms_per_step", r.split->thread_ms_per_step},

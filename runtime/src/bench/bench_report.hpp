@@ -38,7 +38,8 @@ struct BenchReport {
     // A row split's CPU side, per token step over the whole benchmark.
     struct SplitUse {
         uint64_t cpu_bytes_per_token = 0;  // weight rows the CPU reads each step
-        uint64_t gpu_bytes_per_token = 0;  // the rest of weight_bytes_per_token
+        uint64_t gpu_bytes_per_token = 0;  // the rest of weight_bytes_per_token (VRAM and bus)
+        uint64_t gpu_host_bytes_per_token = 0;  // of those, rows the GPU reads from host memory over PCIe
         uint64_t steps = 0;
         double cpu_ms_per_step = 0;        // the CPU parts, start to end, summed over a step's GEMVs
         double thread_ms_per_step = 0;     // the worker threads' busy time, summed over the threads

@@ -185,6 +185,7 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
         so.kv_type = config->kv_type == "f32" ? DENSE_TYPE_F32 : DENSE_TYPE_F16;
         so.threads = static_cast<int32_t>(config->threads);
         so.keep_page_cache = config->keep_page_cache;
+        so.bus_read_share = config->bus_read_share;
         so.device = device;
         so.row_split = place_in_vram(*model, packs, so, *config);  // the bill before any allocation
         const auto free_before = device_free_bytes(packs, device);
@@ -219,7 +220,8 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
         if (so.row_split) {
             const auto st = session.host_split_stats();
             bench::BenchReport::SplitUse u;
-            u.cpu_bytes_per_token = session.bill().cpu_read_bytes;
+            u.gpu_host_bytes_per_token = session.bus_weight_bytes();
+            u.cpu_bytes_per_token = session.bill().cpu_read_bytes - std::min(session.bill().cpu_read_bytes, u.gpu_host_bytes_per_token);
             u.gpu_bytes_per_token = report.weight_bytes_per_token - std::min(report.weight_bytes_per_token, u.cpu_bytes_per_token);
             u.steps = session.steps_run();
             const double steps = static_cast<double>(std::max<uint64_t>(u.steps, 1));

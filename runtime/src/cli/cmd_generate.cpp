@@ -122,6 +122,7 @@ std::unique_ptr<Runner> start(const model::RunConfig& config, const GenerateFlag
     so.kv_type = config.kv_type == "f32" ? DENSE_TYPE_F32 : DENSE_TYPE_F16;
     so.threads = static_cast<int32_t>(config.threads);
     so.keep_page_cache = config.keep_page_cache;
+    so.bus_read_share = config.bus_read_share;
     // The main device (the best GPU with a usable pack) unless the config asks for the CPU. A GPU
     // pack that lacks an op this model needs is reported, and the run falls back to the CPU reference.
     so.device = config.placement == model::Placement::Cpu ? 0 : r->packs->main_device_index();

@@ -23,6 +23,12 @@ model::RunConfig load_run_config(const CommonFlags& flags) {
         c.vram_budget = *bytes;
         c.vram_budget_source = "--vram-budget";
     }
+    if (flags.bus_read_share >= 0) {
+        if (flags.bus_read_share > 1)
+            throw Error(ErrorKind::Usage, "--bus-read-share: " + std::to_string(flags.bus_read_share) +
+                                              " is not a share; give a number from 0 to 1");
+        c.bus_read_share = flags.bus_read_share;
+    }
     return c;
 }
 

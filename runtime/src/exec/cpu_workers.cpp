@@ -48,11 +48,16 @@ CpuWorkers::~CpuWorkers() {
 }
 
 void CpuWorkers::submit(Task task, void* context, size_t count) {
+    if (count == 0) return;
+    auto batch = std::make_shared<Batch>();
+    batch->task = task;
+    batch->context = context;
+    batch->count = count;
     bool wake = false;
     {
         std::lock_guard lock(mutex_);
-        for (size_t i = 0; i < count; ++i) queue_.push_back({task, context, i});
-        queued_.fetch_add(count, std::memory_order_release);
+        queue_.push_back(std::move(batch));
+        queued_.fetch_add(1, std::memory_order_release);
         wake = sleeping_ > 0;
     }
     if (wake) ready_.notify_all();
@@ -76,12 +81,16 @@ void CpuWorkers::work() {
         }
         // Work already queued is finished before stopping: a stream may be waiting on it.
         if (queue_.empty()) return;
-        const Item item = queue_.front();
-        queue_.pop_front();
-        queued_.fetch_sub(1, std::memory_order_relaxed);
+        const std::shared_ptr<Batch> batch = queue_.front();
         lock.unlock();
-        item.task(item.context, item.index);
+        for (size_t i; (i = batch->next.fetch_add(1, std::memory_order_relaxed)) < batch->count;)
+            batch->task(batch->context, i);
         lock.lock();
+        // Every index is claimed (some may still run on other workers): the batch leaves the queue.
+        if (!queue_.empty() && queue_.front() == batch) {
+            queue_.pop_front();
+            queued_.fetch_sub(1, std::memory_order_relaxed);
+        }
     }
 }
 

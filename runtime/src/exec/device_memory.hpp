@@ -3,6 +3,7 @@
 // stream; sync() waits for it. Allocations happen when the session starts, never per token.
 #pragma once
 
+#include "core/error.hpp"
 #include "packs/pack_manager.hpp"
 
 #include <dense/abi/dense_abi.h>
@@ -48,6 +49,16 @@ public:
     // runs it at every launch. How a row split's CPU rows join the device's step (exec/host_nodes.hpp).
     virtual bool can_call_host() const noexcept { return false; }
     virtual void call_host(void (*/*fn*/)(void*), void* /*arg*/) {}
+
+    // Host memory the device's kernels read in place, over the bus (ABI 1.5): [ptr, ptr + bytes), both
+    // multiples of the page size, typically a range of the model's read-only file mapping, becomes
+    // readable by the device (its pages pinned) until this memory goes; returns the address kernels
+    // read `ptr` at. How the GPU reads its share of a row split's host rows (exec/bus_rows.hpp).
+    // Throws dense::Error(Device) when the pack cannot, or the driver refuses.
+    virtual bool can_read_host() const noexcept { return false; }
+    virtual const void* register_host(const void* /*ptr*/, uint64_t /*bytes*/) {
+        throw Error(ErrorKind::Device, label() + " cannot read host memory in place");
+    }
 
     // Host memory that transfers to and from this device run fastest from: page-locked where the
     // pack can (ABI 1.3), else plain. Owned by this memory; host memory, so not in the VRAM bill.

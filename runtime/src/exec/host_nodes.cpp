@@ -68,7 +68,7 @@ struct HostNodes::Job {
 };
 
 int64_t row_chunk_count(unsigned workers, int64_t rows) {
-    constexpr int64_t kChunksPerWorker = 4, kMinChunkRows = 16;
+    constexpr int64_t kChunksPerWorker = 16, kMinChunkRows = 16;
     return std::max<int64_t>(1, std::min<int64_t>(static_cast<int64_t>(workers) * kChunksPerWorker, rows / kMinChunkRows));
 }
 

@@ -43,10 +43,11 @@ struct HostSplitStats {
 // which a row split needs: checked by a session before it uploads anything.
 void require_host_functions(const DeviceMemory& memory);
 
-// How many row chunks a split GEMV of `rows` CPU rows is cut into for `workers` threads: four per
-// worker (a job ends with its last chunk, so with one chunk per worker a single descheduled worker
-// would stall the whole GEMV; with several, the others take its share), fewer for a short suffix
-// (below 16 rows a chunk costs more to hand out than to compute), at least one.
+// How many row chunks a split GEMV of `rows` CPU rows is cut into for `workers` threads: sixteen
+// per worker (a job ends with its last chunk: while it runs, the workers that found nothing left to
+// claim stand idle, so the chunks must be short; the workers claim them without a lock, see
+// exec/cpu_workers.hpp), fewer for a short suffix (below 16 rows a chunk costs more to hand out
+// than to compute), at least one.
 int64_t row_chunk_count(unsigned workers, int64_t rows);
 
 class HostNodes {

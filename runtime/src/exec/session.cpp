@@ -57,6 +57,25 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
             auto it = device_rows.find(t);
             return it == device_rows.end() ? t->ne[1] : it->second;
         };
+    // The GPU's share of the host rows, read in place over the bus (exec/bus_rows.hpp).
+    std::map<const gguf::TensorInfo*, int64_t> bus_rows;
+    if (split != nullptr && options.bus_read_share > 0 && memory_->kind() != DENSE_DEVICE_CPU) {
+        std::vector<const gguf::TensorInfo*> tensors;
+        for (const auto& [t, keep] : device_rows) {
+            const int64_t n = bus_rows_for(t->ne[1] - keep, options.bus_read_share);
+            if (n <= 0) continue;
+            bus_rows[t] = n;
+            tensors.push_back(t);
+        }
+        bus_rows_ = std::make_unique<BusRows>(
+            *memory_, tensors, [&device_rows](const gguf::TensorInfo* t) { return device_rows.at(t); },
+            [&bus_rows](const gguf::TensorInfo* t) { return bus_rows.at(t); });
+        go.bus_rows = [&bus_rows](const gguf::TensorInfo* t) {
+            auto it = bus_rows.find(t);
+            return it == bus_rows.end() ? int64_t{0} : it->second;
+        };
+        go.bus_address = [this](const void* host) { return bus_rows_->device_address(host); };
+    }
     graph_[0] = graph::build_graph(model, spec, go);
 
     // Every buffer in one arena, at the slots the plan lays out; the step inputs are packed back to

@@ -9,6 +9,7 @@
 // state and position exactly as they were.
 #pragma once
 
+#include "exec/bus_rows.hpp"
 #include "exec/device_memory.hpp"
 #include "exec/host_nodes.hpp"
 #include "exec/weight_store.hpp"
@@ -51,6 +52,10 @@ struct SessionOptions {
     // GPU sessions: keep the uploaded weights' pages in the page cache (they still leave this
     // process). Off by default, so a 15 GB model does not stay in the machine's memory after load.
     bool keep_page_cache = false;
+    // GPU sessions with a row split: the share (0..1) of each split weight's host rows that the GPU
+    // reads itself from the file mapping over the bus, beside the CPU workers (exec/bus_rows.hpp).
+    // Ignored on the CPU. 0: the CPU reads every row that is not in VRAM.
+    double bus_read_share = 0.0;
 };
 
 // One node's share of a profiled step (Session::profile_step).
@@ -100,6 +105,8 @@ public:
     std::string device_label() const { return memory_->label(); }
     // A GPU session's row split: what its CPU parts did so far (all zero without a split).
     HostSplitStats host_split_stats() const;
+    // Bytes of weight rows the GPU reads from host memory over the bus per step (0 without).
+    uint64_t bus_weight_bytes() const noexcept { return bus_rows_ ? bus_rows_->bus_bytes() : 0; }
 
     void reset();  // position 0, state and caches zeroed
 
@@ -120,6 +127,8 @@ private:
 
     std::unique_ptr<DeviceMemory> memory_;
     std::unique_ptr<WeightStore> weights_;
+    // The rows the GPU reads over the bus, registered with memory_ (which unregisters them when it goes).
+    std::unique_ptr<BusRows> bus_rows_;
     graph::Graph graph_[2];       // [parity]: parity 1 has state banks A and B swapped
     std::vector<void*> buffers_;  // one per graph buffer
     int32_t* step_inputs_ = nullptr;  // token, position, n_kv, status: adjacent, one copy per step

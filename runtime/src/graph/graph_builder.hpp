@@ -36,6 +36,12 @@ struct GraphOptions {
     // first). Empty, or a value >= the weight's rows: no split. Asked for GEMV weights only (the
     // planner's exact-cover verifier refuses a placement that splits any other weight).
     std::function<int64_t(const gguf::TensorInfo*)> device_rows;
+    // Of a split weight's rows past device_rows, how many leading ones the DEVICE reads itself from
+    // host memory over the bus (exec/bus_rows.hpp): rows [device_rows, device_rows + bus_rows) become
+    // a third GEMV node, on the device, whose weight view is bus_address(the rows' first byte in the
+    // file mapping); the CPU node keeps the rest. Empty or 0: the CPU reads every host row.
+    std::function<int64_t(const gguf::TensorInfo*)> bus_rows;
+    std::function<const void*(const void* host)> bus_address;
 };
 
 // The node list with symbolic buffers; nothing allocated yet. Throws dense::Error(Model) when a recipe

@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "core/type_table.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -386,24 +387,40 @@ void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, co
         contiguous_strides(r.view);
         return r;
     };
-    const std::string range = "rows [" + std::to_string(keep) + ", " + std::to_string(rows) + ")";
+    const int64_t bus = options_.bus_rows && options_.bus_address ? std::clamp<int64_t>(options_.bus_rows(t), 0, rows - keep) : 0;
+    const int64_t cpu_first = keep + bus;
+    const auto range = [](int64_t first, int64_t end) {
+        return "rows [" + std::to_string(first) + ", " + std::to_string(end) + ")";
+    };
     // The CPU's rows come first: on a GPU the executor starts them on host threads (exec/host_nodes.hpp)
     // and the device's rows, next, run meanwhile. The CPU reads them from the file mapping, wherever
     // the device's copy lives.
     // Its activation and output views say CPU too: on a GPU the op sees host staging copies of them.
-    ViewRef cpu_w = row_view(t->data.data(), keep, rows);
-    ViewRef cpu_x = xq, cpu_y = f32(y, rows - keep, 1, keep);
-    for (ViewRef* v : {&cpu_w, &cpu_x, &cpu_y}) {
-        v->view.device_kind = DENSE_DEVICE_CPU;
-        v->view.device_index = 0;
+    if (cpu_first < rows) {
+        ViewRef cpu_w = row_view(t->data.data(), cpu_first, rows);
+        ViewRef cpu_x = xq, cpu_y = f32(y, rows - cpu_first, 1, cpu_first);
+        for (ViewRef* v : {&cpu_w, &cpu_x, &cpu_y}) {
+            v->view.device_kind = DENSE_DEVICE_CPU;
+            v->view.device_index = 0;
+        }
+        emit(label + " " + range(cpu_first, rows) + " on the cpu", DENSE_OP_GEMV_Q, w.view.type, act, {cpu_w, cpu_x},
+             {cpu_y}, params(), phase);
+        graph_.nodes.back().key.device = DENSE_DEVICE_CPU;
+        graph_.nodes.back().split_cpu_part = true;
     }
-    emit(label + " " + range + " on the cpu", DENSE_OP_GEMV_Q, w.view.type, act, {cpu_w, cpu_x}, {cpu_y}, params(),
-         phase);
-    graph_.nodes.back().key.device = DENSE_DEVICE_CPU;
-    graph_.nodes.back().split_cpu_part = true;
+    // The device's share of the host rows: an ordinary device GEMV whose weight lives in the mapping,
+    // read in place over the bus (its range is registered with the device, exec/bus_rows.hpp).
+    if (bus > 0) {
+        ViewRef bus_w = w;
+        bus_w.external_ptr = options_.bus_address(t->data.data() + static_cast<uint64_t>(w.view.nb[1]) * keep);
+        bus_w.view.ne[1] = bus;
+        contiguous_strides(bus_w.view);
+        emit(label + " " + range(keep, cpu_first) + " over the bus", DENSE_OP_GEMV_Q, w.view.type, act, {bus_w, xq},
+             {f32(y, bus, 1, keep)}, params(), phase);
+    }
     if (keep > 0)
-        emit(label + " rows [0, " + std::to_string(keep) + ")", DENSE_OP_GEMV_Q, w.view.type, act,
-             {row_view(w.external_ptr, 0, keep), xq}, {f32(y, keep)}, params(), phase);
+        emit(label + " " + range(0, keep), DENSE_OP_GEMV_Q, w.view.type, act, {row_view(w.external_ptr, 0, keep), xq},
+             {f32(y, keep)}, params(), phase);
 }
 
 void Lowering::conv1d_causal_silu(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {

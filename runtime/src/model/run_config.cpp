@@ -65,7 +65,7 @@ RunConfig RunConfig::parse(const std::string& yaml_text, const std::filesystem::
     const YamlFile f = YamlFile::parse(yaml_text, display_path);
     const YAML::Node& root = f.root();
     f.check_keys(root, "", {"model", "model_description", "context", "vram_budget", "kv_type", "placement",
-                            "threads", "keep_page_cache", "packs", "sampling", "chat"});
+                            "threads", "keep_page_cache", "bus_read_share", "packs", "sampling", "chat"});
     RunConfig c;
     c.source = display_path;
     if (!root["model"]) f.fail("missing required key 'model' (path of the GGUF file, relative to this config)");
@@ -99,6 +99,12 @@ RunConfig RunConfig::parse(const std::string& yaml_text, const std::filesystem::
         else f.fail(root["placement"], "'placement' must be auto, gpu-only or cpu, got '" + p + "'");
     }
     if (root["keep_page_cache"]) c.keep_page_cache = f.get_bool(root["keep_page_cache"], "keep_page_cache");
+    if (root["bus_read_share"]) {
+        c.bus_read_share = f.get_double(root["bus_read_share"], "bus_read_share");
+        if (!(c.bus_read_share >= 0.0 && c.bus_read_share <= 1.0))
+            f.fail(root["bus_read_share"], "'bus_read_share' must be between 0 and 1 (the share of the rows that do "
+                                           "not fit in VRAM which the GPU reads over PCIe)");
+    }
     if (root["threads"]) {
         c.threads = f.get_int(root["threads"], "threads");
         if (c.threads < 0) f.fail(root["threads"], "'threads' must be >= 0");

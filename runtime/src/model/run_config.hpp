@@ -54,6 +54,9 @@ struct RunConfig {
     Placement placement = Placement::Auto;
     int64_t threads = 0;                        // CPU threads; 0 = all cores
     bool keep_page_cache = false;               // GPU: leave the uploaded weights in the page cache
+    // GPU with a row split: the share (0..1) of the weight rows that do not fit in VRAM which the GPU
+    // reads itself from host memory over PCIe, beside the CPU computing the rest (exec/bus_rows.hpp).
+    double bus_read_share = 0.0;
     PacksConfig packs;
     SamplingConfig sampling;
     ChatConfig chat;

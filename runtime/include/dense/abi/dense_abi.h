@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define DENSE_ABI_MAJOR 1u
-#define DENSE_ABI_MINOR 4u
+#define DENSE_ABI_MINOR 5u
 
 /* dense_pack_score(NULL) returns the ABI version the pack was built against, encoded like this. It
  * lets the host refuse a pack of another major before it reads any struct the pack fills. */
@@ -354,6 +354,15 @@ typedef struct dense_device_api {
      * enqueued after it waits until fn returns (cudaLaunchHostFunc). Capturable into a graph, where
      * it runs at every launch. fn must not call the device API. */
     dense_status (*launch_host_fn)(void* user, uint32_t device_index, void (*fn)(void* arg), void* arg, void* stream);
+    /* ---- ABI 1.5 (NULL in older packs: the GPU then never reads weight rows from host memory).
+     * Make host memory [ptr, ptr + bytes) readable by the device's kernels, in place, without a
+     * copy: `ptr` and `bytes` are multiples of the host page size and the range may be a read-only
+     * file mapping (cudaHostRegister, read-only and mapped). Pins the pages while registered.
+     * *out_device_ptr is the address kernels read the range's first byte at. Synchronous. A range
+     * is unregistered by its `ptr` with host_unregister, before the memory is unmapped. */
+    dense_status (*host_register)(void* user, uint32_t device_index, const void* ptr, uint64_t bytes,
+                                  const void** out_device_ptr);
+    void (*host_unregister)(void* user, uint32_t device_index, const void* ptr);
 } dense_device_api;
 
 typedef struct dense_pack {

@@ -1,0 +1,200 @@
+// The GPU's share of a row split's host rows (exec/bus_rows.hpp), on the CPU: how many rows go over
+// the bus at a share, which page ranges get registered with the device (merged where neighbouring
+// tensors share a page, every bus row covered) and where the device reads a row, and the lowering's
+// three nodes per split weight (device prefix, bus rows, CPU rows) covering every output row once.
+// That the GPU computes the same logits with bus rows is tested on the GPU
+// (GpuSession.BusRows*, tests/exec/gpu_session_test.cpp).
+#include "exec/bus_rows.hpp"
+#include "graph/graph_builder.hpp"
+#include "plan/plan_fixture.hpp"
+#include "plan/row_split.hpp"
+#include "session_fixture.hpp"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace dense::test {
+namespace {
+
+TEST(BusRows, ShareIsRoundedToWholeRowTiles) {
+    EXPECT_EQ(exec::bus_rows_for(1000, 0.0), 0);
+    EXPECT_EQ(exec::bus_rows_for(1000, 0.4), 400);
+    EXPECT_EQ(exec::bus_rows_for(1000, 0.41), 408);   // 410 rounded down to a multiple of 8
+    EXPECT_EQ(exec::bus_rows_for(1000, 1.0), 1000);
+    EXPECT_EQ(exec::bus_rows_for(1000, 0.99), 984);   // 990 rounded down; leaves 16 rows to the CPU
+    EXPECT_EQ(exec::bus_rows_for(1000, 0.995), 1000); // 992 would leave 8 rows (< 16) to the CPU
+    EXPECT_EQ(exec::bus_rows_for(0, 0.5), 0);
+    EXPECT_EQ(exec::bus_rows_for(5, 0.5), 0);         // not one whole tile
+    EXPECT_EQ(exec::bus_rows_for(1000, -0.5), 0);
+}
+
+// A device that records what it is asked to register and maps host byte h to h + kOffset.
+class RecordingMemory final : public exec::DeviceMemory {
+public:
+    static constexpr uintptr_t kOffset = uintptr_t{1} << 44;
+    bool readable = true;
+    std::vector<std::pair<uintptr_t, uint64_t>> registered;
+
+    dense_device_kind kind() const noexcept override { return DENSE_DEVICE_CUDA; }
+    std::string label() const override { return "recording device"; }
+    void* alloc(uint64_t, const std::string&) override { return nullptr; }
+    void zero(void*, uint64_t) override {}
+    void to_device(void*, const void*, uint64_t) override {}
+    void to_host(void*, const void*, uint64_t) override {}
+    void sync() override {}
+    void* stream() const noexcept override { return nullptr; }
+    uint64_t allocated_bytes() const noexcept override { return 0; }
+    void copy(void*, const void*, uint64_t) override {}
+    bool can_read_host() const noexcept override { return readable; }
+    const void* register_host(const void* ptr, uint64_t bytes) override {
+        registered.emplace_back(reinterpret_cast<uintptr_t>(ptr), bytes);
+        return reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(ptr) + kOffset);
+    }
+};
+
+const Model& tiny() {
+    static const auto m = synth_tiny();
+    return *m;
+}
+
+// Half of every splittable weight's rows stay on the device; of the rest, `share` goes over the bus.
+struct BusLayout {
+    std::map<const gguf::TensorInfo*, int64_t> keep, bus;
+};
+
+BusLayout layout(double share) {
+    BusLayout l;
+    const auto splittable = plan::splittable_tensors(tiny().bound, qwen35_spec());
+    for (const auto& name : splittable) {
+        const gguf::TensorInfo* t = tiny().file.find_tensor(name);
+        const int64_t keep = t->ne[1] / 2 / 8 * 8;
+        l.keep[t] = keep;
+        const int64_t n = exec::bus_rows_for(t->ne[1] - keep, share);
+        if (n > 0) l.bus[t] = n;
+    }
+    return l;
+}
+
+TEST(BusRows, RegistersPageRangesThatCoverEveryBusRowOnce) {
+    const BusLayout l = layout(0.5);
+    ASSERT_FALSE(l.bus.empty());
+    std::vector<const gguf::TensorInfo*> tensors;
+    for (const auto& [t, n] : l.bus) tensors.push_back(t);
+    RecordingMemory memory;
+    const exec::BusRows rows(memory, tensors, [&](const gguf::TensorInfo* t) { return l.keep.at(t); },
+                             [&](const gguf::TensorInfo* t) { return l.bus.at(t); });
+    const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    ASSERT_EQ(rows.ranges(), memory.registered.size());
+    uint64_t total = 0, bus_bytes = 0;
+    for (size_t i = 0; i < memory.registered.size(); ++i) {
+        const auto [p, n] = memory.registered[i];
+        EXPECT_EQ(p % page, 0u) << "range " << i;
+        EXPECT_EQ(n % page, 0u) << "range " << i;
+        if (i > 0) {
+            EXPECT_GT(p, memory.registered[i - 1].first + memory.registered[i - 1].second) << "ranges must not touch";
+        }
+        total += n;
+    }
+    EXPECT_EQ(rows.registered_bytes(), total);
+    for (const auto& [t, n] : l.bus) {
+        const uint64_t rb = plan::row_bytes(*t);
+        bus_bytes += rb * static_cast<uint64_t>(n);
+        // The first and the last byte of the tensor's bus rows: inside one registered range, read at
+        // that range's device base plus the same offset.
+        for (const std::byte* h : {t->data.data() + rb * static_cast<uint64_t>(l.keep.at(t)),
+                                   t->data.data() + rb * static_cast<uint64_t>(l.keep.at(t) + n) - 1}) {
+            const auto d = reinterpret_cast<uintptr_t>(rows.device_address(h));
+            EXPECT_EQ(d, reinterpret_cast<uintptr_t>(h) + RecordingMemory::kOffset) << t->name;
+        }
+    }
+    EXPECT_EQ(rows.bus_bytes(), bus_bytes);
+    // A byte no range covers is refused, not guessed.
+    EXPECT_THROW((void)rows.device_address(reinterpret_cast<const void*>(memory.registered.front().first - 1)), Error);
+}
+
+TEST(BusRows, ADeviceThatCannotReadHostMemoryIsRefusedWithTheFix) {
+    const BusLayout l = layout(0.5);
+    std::vector<const gguf::TensorInfo*> tensors;
+    for (const auto& [t, n] : l.bus) tensors.push_back(t);
+    RecordingMemory memory;
+    memory.readable = false;
+    try {
+        exec::BusRows rows(memory, tensors, [&](const gguf::TensorInfo* t) { return l.keep.at(t); },
+                           [&](const gguf::TensorInfo* t) { return l.bus.at(t); });
+        FAIL() << "expected a refusal";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Device);
+        EXPECT_NE(std::string(e.what()).find("bus_read_share: 0"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(memory.registered.empty());
+}
+
+// The lowering of a split weight with bus rows: the CPU node, the bus node and the device prefix
+// write disjoint slices of the output that together are every row, and the bus node reads the
+// weight at the device address of its first row in the mapping.
+TEST(BusRows, LoweringCoversEveryOutputRowOnceWithThreeNodes) {
+    const BusLayout l = layout(0.5);
+    graph::GraphOptions o;
+    o.n_ctx = 64;
+    o.kv_type = DENSE_TYPE_F16;
+    o.device_kind = DENSE_DEVICE_CUDA;
+    o.activation_for = [](dense_type_id) { return DENSE_TYPE_Q8_32; };
+    o.device_rows = [&](const gguf::TensorInfo* t) { return l.keep.count(t) ? l.keep.at(t) : t->ne[1]; };
+    o.bus_rows = [&](const gguf::TensorInfo* t) { return l.bus.count(t) ? l.bus.at(t) : int64_t{0}; };
+    o.bus_address = [](const void* h) {
+        return reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(h) + RecordingMemory::kOffset);
+    };
+    const graph::Graph g = graph::build_graph(tiny().bound, qwen35_spec(), o);
+    size_t checked = 0;
+    for (const auto& [t, n] : l.bus) {
+        const std::string name(t->name);
+        const uint64_t rb = plan::row_bytes(*t);
+        // rows covered per output buffer slice: (first element, count, kind)
+        std::vector<std::tuple<int64_t, int64_t, std::string>> parts;
+        for (const auto& node : g.nodes) {
+            if (node.key.op != DENSE_OP_GEMV_Q || node.label.rfind(name + " ", 0) != 0) continue;
+            const auto& w = node.src.at(0);
+            const auto& y = node.dst.at(0);
+            const int64_t first = static_cast<int64_t>(y.offset / 4), count = y.view.ne[0];
+            EXPECT_EQ(w.view.ne[1], count) << node.label;
+            if (node.split_cpu_part) {
+                parts.emplace_back(first, count, "cpu");
+                EXPECT_EQ(w.external_ptr, t->data.data() + rb * static_cast<uint64_t>(first)) << node.label;
+            } else if (node.label.find("over the bus") != std::string::npos) {
+                parts.emplace_back(first, count, "bus");
+                EXPECT_EQ(first, l.keep.at(t)) << node.label;
+                EXPECT_EQ(count, n) << node.label;
+                EXPECT_EQ(reinterpret_cast<uintptr_t>(w.external_ptr),
+                          reinterpret_cast<uintptr_t>(t->data.data() + rb * static_cast<uint64_t>(first)) + RecordingMemory::kOffset)
+                    << node.label;
+                EXPECT_EQ(node.key.device, DENSE_DEVICE_CUDA) << node.label;
+            } else {
+                parts.emplace_back(first, count, "device");
+            }
+        }
+        std::sort(parts.begin(), parts.end());
+        int64_t next = 0;
+        std::string kinds;
+        for (const auto& [first, count, kind] : parts) {
+            EXPECT_EQ(first, next) << name << ": gap or overlap at row " << next;
+            next = first + count;
+            kinds += kind + " ";
+        }
+        EXPECT_EQ(next, t->ne[1]) << name;
+        EXPECT_EQ(kinds, l.keep.at(t) > 0 ? (n < t->ne[1] - l.keep.at(t) ? "device bus cpu " : "device bus ")
+                                          : (n < t->ne[1] ? "bus cpu " : "bus "))
+            << name;
+        ++checked;
+    }
+    EXPECT_GT(checked, 0u);
+}
+
+}  // namespace
+}  // namespace dense::test
