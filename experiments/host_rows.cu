@@ -223,9 +223,53 @@ std::vector<int> parse_list(const char* s) {
     return v;
 }
 
+// Registers a read-only mapping of a fresh `fbytes` file (MAP_SHARED or MAP_PRIVATE, as the runtime
+// maps a GGUF), times it and the read kernel over it.
+void register_file_mapping(size_t fbytes, int map_flags, int sms, cudaStream_t s, unsigned long long* sink) {
+    char path[] = "/tmp/host_rows_XXXXXX";
+    const int fd = mkstemp(path);
+    std::vector<uint8_t> block(1 << 20, 0x42);
+    for (size_t off = 0; off < fbytes; off += block.size())
+        if (write(fd, block.data(), block.size()) != static_cast<ssize_t>(block.size())) std::exit(2);
+    void* map = mmap(nullptr, fbytes, PROT_READ, map_flags, fd, 0);
+    int ro = 0;
+    CK(cudaDeviceGetAttribute(&ro, cudaDevAttrHostRegisterReadOnlySupported, 0));
+    const auto t1 = Clock::now();
+    const cudaError_t e = cudaHostRegister(map, fbytes, cudaHostRegisterMapped | cudaHostRegisterPortable | (ro ? cudaHostRegisterReadOnly : 0u));
+    std::printf("cudaHostRegister(read-only %s file mapping, %.2f GiB, read-only flag %s): %s in %.3f s\n",
+                map_flags == MAP_PRIVATE ? "MAP_PRIVATE" : "MAP_SHARED", fbytes / 1073741824.0, ro ? "supported" : "NOT supported",
+                cudaGetErrorString(e), seconds_since(t1));
+    std::fflush(stdout);
+    if (e == cudaSuccess) {
+        void* dptr = nullptr;
+        CK(cudaHostGetDevicePointer(&dptr, map, 0));
+        std::printf("read kernel over the registered file mapping: %6.1f GB/s\n", time_read(dptr, fbytes, sms * 4, 4, s, sink));
+        const auto t2 = Clock::now();
+        CK(cudaHostUnregister(map));
+        std::printf("cudaHostUnregister: %.3f s\n", seconds_since(t2));
+    } else {
+        (void)cudaGetLastError();
+    }
+    munmap(map, fbytes);
+    close(fd);
+    unlink(path);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc > 1 && std::string(argv[1]) == "register") {  // only the file-mapping registrations
+        cudaStream_t s;
+        CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        int sms = 0;
+        CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+        unsigned long long* sink;
+        CK(cudaMalloc(&sink, 8));
+        const size_t gib = argc > 2 ? static_cast<size_t>(std::atof(argv[2]) * 1073741824.0) / 4096 * 4096 : (1ull << 30);
+        register_file_mapping(gib, MAP_SHARED, sms, s, sink);
+        register_file_mapping(gib, MAP_PRIVATE, sms, s, sink);
+        return 0;
+    }
     const double gib = argc > 1 ? std::atof(argv[1]) : 2.0;
     const std::vector<int> cpu_threads = parse_list(argc > 2 ? argv[2] : "8,15");
     const size_t bytes = static_cast<size_t>(gib * (1ull << 30)) / 4096 * 4096;
@@ -284,29 +328,7 @@ int main(int argc, char** argv) {
     gemv_over_host<Q4_KDot>({"q4_k", 144, {0, 2}}, pinned, bytes, 17408, 5120, s, cpu_threads, anon.data(), bytes);
 
     // 5. register a read-only file mapping
-    {
-        const size_t fbytes = 512ull << 20;
-        char path[] = "/tmp/host_rows_XXXXXX";
-        const int fd = mkstemp(path);
-        std::vector<uint8_t> block(1 << 20, 0x42);
-        for (size_t off = 0; off < fbytes; off += block.size())
-            if (write(fd, block.data(), block.size()) != static_cast<ssize_t>(block.size())) return 2;
-        void* map = mmap(nullptr, fbytes, PROT_READ, MAP_SHARED, fd, 0);
-        const auto t1 = Clock::now();
-        const cudaError_t e = cudaHostRegister(map, fbytes, cudaHostRegisterMapped | cudaHostRegisterReadOnly);
-        std::printf("cudaHostRegister(read-only file mapping, 512 MiB): %s in %.3f s\n", cudaGetErrorString(e), seconds_since(t1));
-        if (e == cudaSuccess) {
-            void* dptr = nullptr;
-            CK(cudaHostGetDevicePointer(&dptr, map, 0));
-            std::printf("read kernel over the registered file mapping: %6.1f GB/s\n", time_read(dptr, fbytes, sms * 4, 4, s, sink));
-            CK(cudaHostUnregister(map));
-        } else {
-            (void)cudaGetLastError();
-        }
-        munmap(map, fbytes);
-        close(fd);
-        unlink(path);
-    }
+    register_file_mapping(512ull << 20, MAP_SHARED, sms, s, sink);
     CK(cudaFreeHost(pinned));
     return 0;
 }

@@ -1,7 +1,7 @@
 // The GPU's share of a row split's host rows (exec/bus_rows.hpp), on the CPU: how many rows go over
-// the bus at a share, which page ranges get registered with the device (merged where neighbouring
-// tensors share a page, every bus row covered) and where the device reads a row, and the lowering's
-// three nodes per split weight (device prefix, bus rows, CPU rows) covering every output row once.
+// the bus at a share, that the copy in device-readable host memory holds exactly each tensor's bus
+// rows and where the device reads them, and the lowering's three nodes per split weight (device
+// prefix, bus rows, CPU rows) covering every output row once.
 // That the GPU computes the same logits with bus rows is tested on the GPU
 // (GpuSession.BusRows*, tests/exec/gpu_session_test.cpp).
 #include "exec/bus_rows.hpp"
@@ -12,9 +12,9 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <algorithm>
+#include <cstring>
+#include <memory>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -35,12 +35,12 @@ TEST(BusRows, ShareIsRoundedToWholeRowTiles) {
     EXPECT_EQ(exec::bus_rows_for(1000, -0.5), 0);
 }
 
-// A device that records what it is asked to register and maps host byte h to h + kOffset.
+// A device whose "mapped" host memory is plain host memory, which it reads at host address + kOffset.
 class RecordingMemory final : public exec::DeviceMemory {
 public:
     static constexpr uintptr_t kOffset = uintptr_t{1} << 44;
     bool readable = true;
-    std::vector<std::pair<uintptr_t, uint64_t>> registered;
+    std::vector<std::unique_ptr<std::byte[]>> blocks;
 
     dense_device_kind kind() const noexcept override { return DENSE_DEVICE_CUDA; }
     std::string label() const override { return "recording device"; }
@@ -53,9 +53,11 @@ public:
     uint64_t allocated_bytes() const noexcept override { return 0; }
     void copy(void*, const void*, uint64_t) override {}
     bool can_read_host() const noexcept override { return readable; }
-    const void* register_host(const void* ptr, uint64_t bytes) override {
-        registered.emplace_back(reinterpret_cast<uintptr_t>(ptr), bytes);
-        return reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(ptr) + kOffset);
+    std::pair<void*, const void*> alloc_host_mapped(uint64_t bytes) override {
+        blocks.push_back(std::make_unique<std::byte[]>(static_cast<size_t>(bytes) + 4096));
+        const auto at = (reinterpret_cast<uintptr_t>(blocks.back().get()) + 4095) / 4096 * 4096;  // page-aligned, as the driver's
+        void* host = reinterpret_cast<void*>(at);
+        return {host, reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(host) + kOffset)};
     }
 };
 
@@ -82,7 +84,7 @@ BusLayout layout(double share) {
     return l;
 }
 
-TEST(BusRows, RegistersPageRangesThatCoverEveryBusRowOnce) {
+TEST(BusRows, CopiesEachTensorsBusRowsWhereTheDeviceReadsThem) {
     const BusLayout l = layout(0.5);
     ASSERT_FALSE(l.bus.empty());
     std::vector<const gguf::TensorInfo*> tensors;
@@ -90,33 +92,25 @@ TEST(BusRows, RegistersPageRangesThatCoverEveryBusRowOnce) {
     RecordingMemory memory;
     const exec::BusRows rows(memory, tensors, [&](const gguf::TensorInfo* t) { return l.keep.at(t); },
                              [&](const gguf::TensorInfo* t) { return l.bus.at(t); });
-    const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-    ASSERT_EQ(rows.ranges(), memory.registered.size());
-    uint64_t total = 0, bus_bytes = 0;
-    for (size_t i = 0; i < memory.registered.size(); ++i) {
-        const auto [p, n] = memory.registered[i];
-        EXPECT_EQ(p % page, 0u) << "range " << i;
-        EXPECT_EQ(n % page, 0u) << "range " << i;
-        if (i > 0) {
-            EXPECT_GT(p, memory.registered[i - 1].first + memory.registered[i - 1].second) << "ranges must not touch";
-        }
-        total += n;
-    }
-    EXPECT_EQ(rows.registered_bytes(), total);
+    ASSERT_EQ(memory.blocks.size(), 1u) << "one block for every tensor";
+    uint64_t bus_bytes = 0;
     for (const auto& [t, n] : l.bus) {
         const uint64_t rb = plan::row_bytes(*t);
-        bus_bytes += rb * static_cast<uint64_t>(n);
-        // The first and the last byte of the tensor's bus rows: inside one registered range, read at
-        // that range's device base plus the same offset.
-        for (const std::byte* h : {t->data.data() + rb * static_cast<uint64_t>(l.keep.at(t)),
-                                   t->data.data() + rb * static_cast<uint64_t>(l.keep.at(t) + n) - 1}) {
-            const auto d = reinterpret_cast<uintptr_t>(rows.device_address(h));
-            EXPECT_EQ(d, reinterpret_cast<uintptr_t>(h) + RecordingMemory::kOffset) << t->name;
-        }
+        const uint64_t bytes = rb * static_cast<uint64_t>(n);
+        bus_bytes += bytes;
+        const auto* host = static_cast<const std::byte*>(rows.host_rows(t));
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(host) % 256, 0u) << t->name;
+        EXPECT_EQ(std::memcmp(host, t->data.data() + rb * static_cast<uint64_t>(l.keep.at(t)), bytes), 0) << t->name;
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(rows.device_rows(t)), reinterpret_cast<uintptr_t>(host) + RecordingMemory::kOffset)
+            << t->name;
     }
     EXPECT_EQ(rows.bus_bytes(), bus_bytes);
-    // A byte no range covers is refused, not guessed.
-    EXPECT_THROW((void)rows.device_address(reinterpret_cast<const void*>(memory.registered.front().first - 1)), Error);
+    EXPECT_GE(rows.pinned_bytes(), bus_bytes);
+    EXPECT_LT(rows.pinned_bytes(), bus_bytes + 256 * l.bus.size());
+    // A tensor without bus rows is refused, not guessed.
+    const gguf::TensorInfo* other = tiny().file.find_tensor("token_embd.weight");
+    ASSERT_NE(other, nullptr);
+    EXPECT_THROW((void)rows.device_rows(other), Error);
 }
 
 TEST(BusRows, ADeviceThatCannotReadHostMemoryIsRefusedWithTheFix) {
@@ -133,7 +127,7 @@ TEST(BusRows, ADeviceThatCannotReadHostMemoryIsRefusedWithTheFix) {
         EXPECT_EQ(e.kind(), ErrorKind::Device);
         EXPECT_NE(std::string(e.what()).find("bus_read_share: 0"), std::string::npos) << e.what();
     }
-    EXPECT_TRUE(memory.registered.empty());
+    EXPECT_TRUE(memory.blocks.empty());
 }
 
 // The lowering of a split weight with bus rows: the CPU node, the bus node and the device prefix
@@ -148,8 +142,8 @@ TEST(BusRows, LoweringCoversEveryOutputRowOnceWithThreeNodes) {
     o.activation_for = [](dense_type_id) { return DENSE_TYPE_Q8_32; };
     o.device_rows = [&](const gguf::TensorInfo* t) { return l.keep.count(t) ? l.keep.at(t) : t->ne[1]; };
     o.bus_rows = [&](const gguf::TensorInfo* t) { return l.bus.count(t) ? l.bus.at(t) : int64_t{0}; };
-    o.bus_address = [](const void* h) {
-        return reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(h) + RecordingMemory::kOffset);
+    o.bus_weight = [&](const gguf::TensorInfo* t) {  // a fake device address: nothing runs
+        return reinterpret_cast<const void*>(RecordingMemory::kOffset + static_cast<uintptr_t>(l.keep.at(t)));
     };
     const graph::Graph g = graph::build_graph(tiny().bound, qwen35_spec(), o);
     size_t checked = 0;
@@ -171,8 +165,7 @@ TEST(BusRows, LoweringCoversEveryOutputRowOnceWithThreeNodes) {
                 parts.emplace_back(first, count, "bus");
                 EXPECT_EQ(first, l.keep.at(t)) << node.label;
                 EXPECT_EQ(count, n) << node.label;
-                EXPECT_EQ(reinterpret_cast<uintptr_t>(w.external_ptr),
-                          reinterpret_cast<uintptr_t>(t->data.data() + rb * static_cast<uint64_t>(first)) + RecordingMemory::kOffset)
+                EXPECT_EQ(reinterpret_cast<uintptr_t>(w.external_ptr), RecordingMemory::kOffset + static_cast<uintptr_t>(first))
                     << node.label;
                 EXPECT_EQ(node.key.device, DENSE_DEVICE_CUDA) << node.label;
             } else {

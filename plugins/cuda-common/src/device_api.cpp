@@ -269,36 +269,25 @@ dense_status launch_host_fn_cb(void* user, uint32_t device_index, void (*fn)(voi
     });
 }
 
-dense_status host_register_cb(void* user, uint32_t device_index, const void* ptr, uint64_t bytes,
-                              const void** out_device_ptr) noexcept {
-    if (out_device_ptr == nullptr || ptr == nullptr || bytes == 0)
-        return invalid(user, "host_register: NULL pointer or empty range");
+dense_status host_alloc_mapped_cb(void* user, uint32_t device_index, uint64_t bytes, void** out_host_ptr,
+                                  const void** out_device_ptr) noexcept {
+    if (out_host_ptr == nullptr || out_device_ptr == nullptr) return invalid(user, "host_alloc_mapped: NULL out pointer");
+    *out_host_ptr = nullptr;
     *out_device_ptr = nullptr;
-    return on_device(user, device_index, "host_register", [&](const PackState& st) -> dense_status {
-        // Read-only: the range may be a PROT_READ file mapping, which a writable registration refuses.
-        // The attribute says whether the device can take that flag (Linux, recent drivers).
-        int read_only = 0;
-        (void)cudaDeviceGetAttribute(&read_only, cudaDevAttrHostRegisterReadOnlySupported, static_cast<int>(device_index));
-        const unsigned flags = cudaHostRegisterMapped | cudaHostRegisterPortable | (read_only ? cudaHostRegisterReadOnly : 0u);
-        void* host = const_cast<void*>(ptr);
-        dense_status s = report_cuda(st.host, st.name, "cudaHostRegister(" + std::to_string(bytes) + " bytes)",
-                                     cudaHostRegister(host, static_cast<size_t>(bytes), flags));
+    return on_device(user, device_index, "host_alloc_mapped", [&](const PackState& st) -> dense_status {
+        void* host = nullptr;
+        dense_status s = report_cuda(st.host, st.name, "cudaHostAlloc(" + std::to_string(bytes) + " bytes, mapped)",
+                                     cudaHostAlloc(&host, static_cast<size_t>(bytes), cudaHostAllocMapped | cudaHostAllocPortable));
         if (s != DENSE_OK) return s;
         void* device = nullptr;
         s = report_cuda(st.host, st.name, "cudaHostGetDevicePointer", cudaHostGetDevicePointer(&device, host, 0));
         if (s != DENSE_OK) {
-            (void)cudaHostUnregister(host);
+            (void)cudaFreeHost(host);
             return s;
         }
+        *out_host_ptr = host;
         *out_device_ptr = device;
         return DENSE_OK;
-    });
-}
-
-void host_unregister_cb(void* user, uint32_t device_index, const void* ptr) noexcept {
-    if (ptr == nullptr) return;
-    (void)on_device(user, device_index, "host_unregister", [&](const PackState& st) {
-        return report_cuda(st.host, st.name, "cudaHostUnregister", cudaHostUnregister(const_cast<void*>(ptr)));
     });
 }
 
@@ -327,8 +316,7 @@ dense_device_api make_device_api() noexcept {
     api.marks_elapsed_ms = marks_elapsed_ms_cb;
     api.marks_destroy = marks_destroy_cb;
     api.launch_host_fn = launch_host_fn_cb;
-    api.host_register = host_register_cb;
-    api.host_unregister = host_unregister_cb;
+    api.host_alloc_mapped = host_alloc_mapped_cb;
     return api;
 }
 

@@ -2,8 +2,12 @@
 
 #include "core/error.hpp"
 
+#include "core/units.hpp"
+
 #include <algorithm>
-#include <unistd.h>
+#include <chrono>
+#include <spdlog/spdlog.h>
+#include <cstring>
 
 namespace dense::exec {
 
@@ -19,50 +23,53 @@ int64_t bus_rows_for(int64_t host_rows, double share) {
 BusRows::BusRows(DeviceMemory& memory, const std::vector<const gguf::TensorInfo*>& tensors,
                  const std::function<int64_t(const gguf::TensorInfo*)>& first_row,
                  const std::function<int64_t(const gguf::TensorInfo*)>& rows_of) {
-    const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-    std::vector<std::pair<const std::byte*, const std::byte*>> spans;
+    constexpr uint64_t kAlign = 256;
+    struct Piece {
+        const gguf::TensorInfo* t;
+        const std::byte* source;
+        uint64_t bytes, offset;
+    };
+    std::vector<Piece> pieces;
     for (const auto* t : tensors) {
         const int64_t n = rows_of(t);
         if (n <= 0) continue;
         const uint64_t rb = plan::row_bytes(*t);
         const std::byte* first = t->data.data() + rb * static_cast<uint64_t>(first_row(t));
-        const std::byte* end = first + rb * static_cast<uint64_t>(n);
-        if (end > t->data.data() + t->data.size())
+        const uint64_t bytes = rb * static_cast<uint64_t>(n);
+        if (first + bytes > t->data.data() + t->data.size())
             throw Error(ErrorKind::Internal, "bus rows of '" + std::string(t->name) + "' run past the tensor");
-        bus_bytes_ += rb * static_cast<uint64_t>(n);
-        const auto lo = reinterpret_cast<uintptr_t>(first) / page * page;
-        const auto hi = (reinterpret_cast<uintptr_t>(end) + page - 1) / page * page;
-        spans.emplace_back(reinterpret_cast<const std::byte*>(lo), reinterpret_cast<const std::byte*>(hi));
+        pieces.push_back({t, first, bytes, pinned_bytes_});
+        bus_bytes_ += bytes;
+        pinned_bytes_ += (bytes + kAlign - 1) / kAlign * kAlign;
     }
-    if (spans.empty()) return;
+    if (pieces.empty()) return;
     if (!memory.can_read_host())
         throw Error(ErrorKind::Device, memory.label() + " cannot read weight rows from host memory (its pack is "
                                        "older than ABI 1.5); set bus_read_share: 0");
-    std::sort(spans.begin(), spans.end());
-    // Touching or overlapping spans become one range: a page can be registered only once.
-    std::vector<std::pair<const std::byte*, const std::byte*>> merged{spans.front()};
-    for (size_t i = 1; i < spans.size(); ++i) {
-        if (spans[i].first <= merged.back().second)
-            merged.back().second = std::max(merged.back().second, spans[i].second);
-        else
-            merged.push_back(spans[i]);
+    const auto start = std::chrono::steady_clock::now();
+    const auto [host, device] = memory.alloc_host_mapped(pinned_bytes_);
+    for (const auto& p : pieces) {
+        std::memcpy(static_cast<std::byte*>(host) + p.offset, p.source, p.bytes);
+        where_[p.t] = {static_cast<const std::byte*>(host) + p.offset, static_cast<const std::byte*>(device) + p.offset};
     }
-    for (const auto& [lo, hi] : merged) {
-        const auto bytes = static_cast<uint64_t>(hi - lo);
-        const auto* device = static_cast<const std::byte*>(memory.register_host(lo, bytes));
-        ranges_[lo] = {hi, device};
-        registered_ += bytes;
-    }
+    spdlog::info("bus rows: {} of weight rows of {} tensors copied to page-locked host memory in {:.2f} s; the GPU "
+                 "reads them over PCIe",
+                 format_bytes(bus_bytes_), pieces.size(),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
-const void* BusRows::device_address(const void* host) const {
-    const auto* p = static_cast<const std::byte*>(host);
-    auto it = ranges_.upper_bound(p);
-    if (it != ranges_.begin()) {
-        --it;
-        if (p < it->second.end) return it->second.device + (p - it->first);
-    }
-    throw Error(ErrorKind::Internal, "a weight row read over the bus lies outside every registered range");
+const void* BusRows::device_rows(const gguf::TensorInfo* t) const {
+    auto it = where_.find(t);
+    if (it == where_.end())
+        throw Error(ErrorKind::Internal, "weight '" + std::string(t ? t->name : "?") + "' has no rows read over the bus");
+    return it->second.device;
+}
+
+const void* BusRows::host_rows(const gguf::TensorInfo* t) const {
+    auto it = where_.find(t);
+    if (it == where_.end())
+        throw Error(ErrorKind::Internal, "weight '" + std::string(t ? t->name : "?") + "' has no rows read over the bus");
+    return it->second.host;
 }
 
 }  // namespace dense::exec

@@ -78,7 +78,6 @@ public:
         }
         for (void* g : graphs_)
             if (g != nullptr) api_.graph_destroy(user_, index_, g);
-        for (const void* p : registered_) api_.host_unregister(user_, index_, p);
         for (void* p : blocks_) api_.free(user_, index_, p);
         for (void* p : pinned_) api_.host_free(user_, index_, p);
     }
@@ -150,15 +149,16 @@ public:
             throw Error(ErrorKind::Device, label_ + ": the pack's device API (before ABI 1.4) cannot run host functions");
         check(api_.launch_host_fn(user_, index_, fn, arg, stream_), "enqueueing a host function");
     }
-    bool can_read_host() const noexcept override { return api_.host_register != nullptr && api_.host_unregister != nullptr; }
-    const void* register_host(const void* ptr, uint64_t bytes) override {
+    bool can_read_host() const noexcept override { return api_.host_alloc_mapped != nullptr && api_.host_free != nullptr; }
+    std::pair<void*, const void*> alloc_host_mapped(uint64_t bytes) override {
         if (!can_read_host())
-            throw Error(ErrorKind::Device, label_ + ": the pack's device API (before ABI 1.5) cannot read host memory in place");
+            throw Error(ErrorKind::Device, label_ + ": the pack's device API (before ABI 1.5) cannot read host memory");
+        void* host = nullptr;
         const void* device = nullptr;
-        check(api_.host_register(user_, index_, ptr, bytes, &device),
-              ("registering " + format_bytes(bytes) + " of host memory for the device to read").c_str());
-        registered_.push_back(ptr);
-        return device;
+        check(api_.host_alloc_mapped(user_, index_, bytes, &host, &device),
+              ("allocating " + format_bytes(bytes) + " of page-locked host memory for the device to read").c_str());
+        pinned_.push_back(host);
+        return {host, device};
     }
     void* alloc_host(uint64_t bytes) override {
         void* p = nullptr;
@@ -203,7 +203,6 @@ private:
     void* stream_ = nullptr;
     std::vector<void*> blocks_;
     std::vector<void*> pinned_;
-    std::vector<const void*> registered_;
     std::vector<void*> graphs_;
     uint64_t total_ = 0;
 };

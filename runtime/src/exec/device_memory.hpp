@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dense::exec {
@@ -50,14 +51,13 @@ public:
     virtual bool can_call_host() const noexcept { return false; }
     virtual void call_host(void (*/*fn*/)(void*), void* /*arg*/) {}
 
-    // Host memory the device's kernels read in place, over the bus (ABI 1.5): [ptr, ptr + bytes), both
-    // multiples of the page size, typically a range of the model's read-only file mapping, becomes
-    // readable by the device (its pages pinned) until this memory goes; returns the address kernels
-    // read `ptr` at. How the GPU reads its share of a row split's host rows (exec/bus_rows.hpp).
-    // Throws dense::Error(Device) when the pack cannot, or the driver refuses.
+    // Page-locked host memory the device's kernels read in place, over the bus (ABI 1.5): returns
+    // {where the host writes, where kernels read}; owned by this memory. Host memory, so not in the
+    // VRAM bill. How the GPU reads its share of a row split's host rows (exec/bus_rows.hpp). Throws
+    // dense::Error(Device) when the pack cannot, or the driver refuses (with the amount).
     virtual bool can_read_host() const noexcept { return false; }
-    virtual const void* register_host(const void* /*ptr*/, uint64_t /*bytes*/) {
-        throw Error(ErrorKind::Device, label() + " cannot read host memory in place");
+    virtual std::pair<void*, const void*> alloc_host_mapped(uint64_t /*bytes*/) {
+        throw Error(ErrorKind::Device, label() + " cannot read host memory");
     }
 
     // Host memory that transfers to and from this device run fastest from: page-locked where the

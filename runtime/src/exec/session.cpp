@@ -74,7 +74,7 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
             auto it = bus_rows.find(t);
             return it == bus_rows.end() ? int64_t{0} : it->second;
         };
-        go.bus_address = [this](const void* host) { return bus_rows_->device_address(host); };
+        go.bus_weight = [this](const gguf::TensorInfo* t) { return bus_rows_->device_rows(t); };
     }
     graph_[0] = graph::build_graph(model, spec, go);
 

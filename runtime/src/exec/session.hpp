@@ -127,7 +127,7 @@ private:
 
     std::unique_ptr<DeviceMemory> memory_;
     std::unique_ptr<WeightStore> weights_;
-    // The rows the GPU reads over the bus, registered with memory_ (which unregisters them when it goes).
+    // The rows the GPU reads over the bus, in page-locked host memory owned by memory_.
     std::unique_ptr<BusRows> bus_rows_;
     graph::Graph graph_[2];       // [parity]: parity 1 has state banks A and B swapped
     std::vector<void*> buffers_;  // one per graph buffer

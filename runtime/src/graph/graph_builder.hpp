@@ -38,10 +38,11 @@ struct GraphOptions {
     std::function<int64_t(const gguf::TensorInfo*)> device_rows;
     // Of a split weight's rows past device_rows, how many leading ones the DEVICE reads itself from
     // host memory over the bus (exec/bus_rows.hpp): rows [device_rows, device_rows + bus_rows) become
-    // a third GEMV node, on the device, whose weight view is bus_address(the rows' first byte in the
-    // file mapping); the CPU node keeps the rest. Empty or 0: the CPU reads every host row.
+    // a third GEMV node, on the device, whose weight view starts at bus_weight(t) (the device's
+    // address of those rows in host memory); the CPU node keeps the rest. Empty or 0: the CPU reads
+    // every host row.
     std::function<int64_t(const gguf::TensorInfo*)> bus_rows;
-    std::function<const void*(const void* host)> bus_address;
+    std::function<const void*(const gguf::TensorInfo*)> bus_weight;
 };
 
 // The node list with symbolic buffers; nothing allocated yet. Throws dense::Error(Model) when a recipe

@@ -387,7 +387,7 @@ void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, co
         contiguous_strides(r.view);
         return r;
     };
-    const int64_t bus = options_.bus_rows && options_.bus_address ? std::clamp<int64_t>(options_.bus_rows(t), 0, rows - keep) : 0;
+    const int64_t bus = options_.bus_rows && options_.bus_weight ? std::clamp<int64_t>(options_.bus_rows(t), 0, rows - keep) : 0;
     const int64_t cpu_first = keep + bus;
     const auto range = [](int64_t first, int64_t end) {
         return "rows [" + std::to_string(first) + ", " + std::to_string(end) + ")";
@@ -408,11 +408,11 @@ void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, co
         graph_.nodes.back().key.device = DENSE_DEVICE_CPU;
         graph_.nodes.back().split_cpu_part = true;
     }
-    // The device's share of the host rows: an ordinary device GEMV whose weight lives in the mapping,
-    // read in place over the bus (its range is registered with the device, exec/bus_rows.hpp).
+    // The device's share of the host rows: an ordinary device GEMV whose weight lives in page-locked
+    // host memory, read in place over the bus (exec/bus_rows.hpp).
     if (bus > 0) {
         ViewRef bus_w = w;
-        bus_w.external_ptr = options_.bus_address(t->data.data() + static_cast<uint64_t>(w.view.nb[1]) * keep);
+        bus_w.external_ptr = options_.bus_weight(t);
         bus_w.view.ne[1] = bus;
         contiguous_strides(bus_w.view);
         emit(label + " " + range(keep, cpu_first) + " over the bus", DENSE_OP_GEMV_Q, w.view.type, act, {bus_w, xq},

@@ -125,9 +125,8 @@ static_assert(offsetof(dense_device_api, mark_record) == 144);
 static_assert(offsetof(dense_device_api, marks_elapsed_ms) == 152);
 static_assert(offsetof(dense_device_api, marks_destroy) == 160);
 static_assert(offsetof(dense_device_api, launch_host_fn) == 168);  // ABI 1.4
-static_assert(offsetof(dense_device_api, host_register) == 176);   // ABI 1.5
-static_assert(offsetof(dense_device_api, host_unregister) == 184);
-static_assert(sizeof(dense_device_api) == 192);
+static_assert(offsetof(dense_device_api, host_alloc_mapped) == 176);  // ABI 1.5
+static_assert(sizeof(dense_device_api) == 184);
 
 static_assert(offsetof(dense_pack, hdr) == 0);
 static_assert(offsetof(dense_pack, name) == 8);

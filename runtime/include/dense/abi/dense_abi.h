@@ -355,14 +355,11 @@ typedef struct dense_device_api {
      * it runs at every launch. fn must not call the device API. */
     dense_status (*launch_host_fn)(void* user, uint32_t device_index, void (*fn)(void* arg), void* arg, void* stream);
     /* ---- ABI 1.5 (NULL in older packs: the GPU then never reads weight rows from host memory).
-     * Make host memory [ptr, ptr + bytes) readable by the device's kernels, in place, without a
-     * copy: `ptr` and `bytes` are multiples of the host page size and the range may be a read-only
-     * file mapping (cudaHostRegister, read-only and mapped). Pins the pages while registered.
-     * *out_device_ptr is the address kernels read the range's first byte at. Synchronous. A range
-     * is unregistered by its `ptr` with host_unregister, before the memory is unmapped. */
-    dense_status (*host_register)(void* user, uint32_t device_index, const void* ptr, uint64_t bytes,
-                                  const void** out_device_ptr);
-    void (*host_unregister)(void* user, uint32_t device_index, const void* ptr);
+     * Page-locked host memory that the device's kernels read in place over the bus (cudaHostAlloc,
+     * mapped): *out_host_ptr is where the host writes it, *out_device_ptr where kernels read the same
+     * bytes. Synchronous; freed with host_free. */
+    dense_status (*host_alloc_mapped)(void* user, uint32_t device_index, uint64_t bytes, void** out_host_ptr,
+                                      const void** out_device_ptr);
 } dense_device_api;
 
 typedef struct dense_pack {
