@@ -161,6 +161,9 @@ TEST(CliPlan, BadValuesAreClearErrors) {
     r = run_dense_rt("--config configs/tiny.yaml plan --vram-budget 8GiB --kv-type q8");
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("--kv-type must be f16 or f32"), std::string::npos) << r.err;
+    r = run_dense_rt("--config configs/tiny.yaml --bus-read-share 1.5 plan --vram-budget 8GiB");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.err.find("--bus-read-share"), std::string::npos) << r.err;
 
     const auto dir = dense::test::scratch_dir("plan-bad-config");
     const auto cfg = dir / "bad.yaml";

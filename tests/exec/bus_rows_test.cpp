@@ -4,16 +4,19 @@
 // prefix, bus rows, CPU rows) covering every output row once.
 // That the GPU computes the same logits with bus rows is tested on the GPU
 // (GpuSession.BusRows*, tests/exec/gpu_session_test.cpp).
+#include "common/page_residency.hpp"
 #include "exec/bus_rows.hpp"
 #include "graph/graph_builder.hpp"
 #include "plan/plan_fixture.hpp"
 #include "plan/row_split.hpp"
 #include "session_fixture.hpp"
+#include "synth/synth_model.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <map>
 #include <tuple>
@@ -111,6 +114,66 @@ TEST(BusRows, CopiesEachTensorsBusRowsWhereTheDeviceReadsThem) {
     const gguf::TensorInfo* other = tiny().file.find_tensor("token_embd.weight");
     ASSERT_NE(other, nullptr);
     EXPECT_THROW((void)rows.device_rows(other), Error);
+}
+
+// After the copy the bus rows' whole pages leave the process (the GPU reads the copy; the process
+// would otherwise hold those bytes twice), and the copy still equals the file.
+TEST(BusRows, CopiedRowsLeaveTheProcess) {
+    synth::SynthRequest r;
+    synth::ShapeOverrides ov;
+    ov.vocab_size = 2048;
+    r.shape = synth::make_shape("small", ov);
+    r.mix = synth::parse_mix("q8_0");
+    r.vocab = data_dir() / "vocab" / "ggml-vocab-qwen35.gguf";
+    r.threads = 2;
+    const auto dir = scratch_dir("bus-rows");
+    const auto path = dir / "small.gguf";
+    synth::SynthModel(r).write(path);
+    const auto m = bind_file(gguf::GgufFile::open(path));
+    std::filesystem::remove_all(dir);
+
+    std::map<const gguf::TensorInfo*, int64_t> keep, bus;
+    std::vector<const gguf::TensorInfo*> tensors;
+    for (const auto& name : plan::splittable_tensors(m->bound, qwen35_spec())) {
+        const gguf::TensorInfo* t = m->file.find_tensor(name);
+        keep[t] = t->ne[1] / 4 / 8 * 8;
+        bus[t] = exec::bus_rows_for(t->ne[1] - keep[t], 0.5);
+        if (bus[t] > 0) tensors.push_back(t);
+    }
+    // The whole pages inside each tensor's bus rows, touched first (as the CPU's reads would).
+    const size_t page = page_bytes();
+    std::vector<std::pair<const std::byte*, size_t>> inner;
+    size_t inner_pages = 0;
+    for (const auto* t : tensors) {
+        const uint64_t rb = plan::row_bytes(*t);
+        const std::byte* first = t->data.data() + rb * static_cast<uint64_t>(keep[t]);
+        const uintptr_t a = (reinterpret_cast<uintptr_t>(first) + page - 1) / page * page;
+        const uintptr_t b = (reinterpret_cast<uintptr_t>(first) + rb * static_cast<uint64_t>(bus[t])) / page * page;
+        if (b <= a) continue;
+        inner.emplace_back(reinterpret_cast<const std::byte*>(a), static_cast<size_t>(b - a));
+        volatile std::byte sink{};
+        for (size_t i = 0; i < b - a; i += 512) sink = reinterpret_cast<const std::byte*>(a)[i];
+        (void)sink;
+        inner_pages += (b - a) / page;
+    }
+    ASSERT_GT(inner_pages, 16u) << "the test wants bus rows spanning whole pages";
+    size_t mapped_before = 0;
+    for (const auto& [p, n] : inner) mapped_before += pages_mapped(p, n);
+    ASSERT_EQ(mapped_before, inner_pages);
+
+    RecordingMemory memory;
+    const exec::BusRows rows(memory, tensors, [&](const gguf::TensorInfo* t) { return keep.at(t); },
+                             [&](const gguf::TensorInfo* t) { return bus.at(t); });
+    size_t mapped_after = 0;
+    for (const auto& [p, n] : inner) mapped_after += pages_mapped(p, n);
+    EXPECT_EQ(mapped_after, 0u) << "copied bus rows still in the process";
+    for (const auto* t : tensors) {
+        const uint64_t rb = plan::row_bytes(*t);
+        EXPECT_EQ(std::memcmp(rows.host_rows(t), t->data.data() + rb * static_cast<uint64_t>(keep[t]),
+                              rb * static_cast<uint64_t>(bus[t])),
+                  0)
+            << t->name;
+    }
 }
 
 TEST(BusRows, ADeviceThatCannotReadHostMemoryIsRefusedWithTheFix) {

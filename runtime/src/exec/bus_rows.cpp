@@ -3,11 +3,13 @@
 #include "core/error.hpp"
 
 #include "core/units.hpp"
+#include "gguf/mapped_file.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <spdlog/spdlog.h>
 #include <cstring>
+#include <unistd.h>
 
 namespace dense::exec {
 
@@ -22,7 +24,7 @@ int64_t bus_rows_for(int64_t host_rows, double share) {
 
 BusRows::BusRows(DeviceMemory& memory, const std::vector<const gguf::TensorInfo*>& tensors,
                  const std::function<int64_t(const gguf::TensorInfo*)>& first_row,
-                 const std::function<int64_t(const gguf::TensorInfo*)>& rows_of) {
+                 const std::function<int64_t(const gguf::TensorInfo*)>& rows_of, bool drop_page_cache) {
     constexpr uint64_t kAlign = 256;
     struct Piece {
         const gguf::TensorInfo* t;
@@ -48,9 +50,16 @@ BusRows::BusRows(DeviceMemory& memory, const std::vector<const gguf::TensorInfo*
                                        "older than ABI 1.5); set bus_read_share: 0");
     const auto start = std::chrono::steady_clock::now();
     const auto [host, device] = memory.alloc_host_mapped(pinned_bytes_);
+    const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
     for (const auto& p : pieces) {
         std::memcpy(static_cast<std::byte*>(host) + p.offset, p.source, p.bytes);
         where_[p.t] = {static_cast<const std::byte*>(host) + p.offset, static_cast<const std::byte*>(device) + p.offset};
+        // Only the whole pages inside the rows: the pages at either end hold GPU or CPU rows too.
+        const auto first = (reinterpret_cast<uintptr_t>(p.source) + page - 1) / page * page;
+        const auto end = (reinterpret_cast<uintptr_t>(p.source) + p.bytes) / page * page;
+        if (end > first)
+            (void)gguf::MappedFile::release_pages_at({reinterpret_cast<const std::byte*>(first), static_cast<size_t>(end - first)},
+                                                     drop_page_cache);
     }
     spdlog::info("bus rows: {} of weight rows of {} tensors copied to page-locked host memory in {:.2f} s; the GPU "
                  "reads them over PCIe",

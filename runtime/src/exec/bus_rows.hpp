@@ -39,11 +39,14 @@ int64_t bus_rows_for(int64_t host_rows, double share);
 class BusRows {
 public:
     // Copies every tensor's bus rows, `rows_of(t)` rows starting at row `first_row(t)`, into one block
-    // of mapped page-locked host memory from `memory` (each tensor's rows 256-byte aligned). Throws
-    // dense::Error(Device) when the device cannot read host memory or the allocation fails.
+    // of mapped page-locked host memory from `memory` (each tensor's rows 256-byte aligned), then
+    // releases the copied rows' whole pages of the file mapping from this process (and from the page
+    // cache when `drop_page_cache`): nothing reads them there again, and the process would otherwise
+    // hold them twice (measured on the H200: RSS 6.8 GB instead of ~3.5 for 3.28 GB of bus rows).
+    // Throws dense::Error(Device) when the device cannot read host memory or the allocation fails.
     BusRows(DeviceMemory& memory, const std::vector<const gguf::TensorInfo*>& tensors,
             const std::function<int64_t(const gguf::TensorInfo*)>& first_row,
-            const std::function<int64_t(const gguf::TensorInfo*)>& rows_of);
+            const std::function<int64_t(const gguf::TensorInfo*)>& rows_of, bool drop_page_cache = true);
 
     // Where the device reads the first bus row of `t` (dense::Error(Internal) for a tensor without).
     const void* device_rows(const gguf::TensorInfo* t) const;

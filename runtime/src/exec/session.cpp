@@ -69,7 +69,7 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
         }
         bus_rows_ = std::make_unique<BusRows>(
             *memory_, tensors, [&device_rows](const gguf::TensorInfo* t) { return device_rows.at(t); },
-            [&bus_rows](const gguf::TensorInfo* t) { return bus_rows.at(t); });
+            [&bus_rows](const gguf::TensorInfo* t) { return bus_rows.at(t); }, !options.keep_page_cache);
         go.bus_rows = [&bus_rows](const gguf::TensorInfo* t) {
             auto it = bus_rows.find(t);
             return it == bus_rows.end() ? int64_t{0} : it->second;
