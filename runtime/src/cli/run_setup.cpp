@@ -23,12 +23,7 @@ model::RunConfig load_run_config(const CommonFlags& flags) {
         c.vram_budget = *bytes;
         c.vram_budget_source = "--vram-budget";
     }
-    if (flags.bus_read_share >= 0) {
-        if (flags.bus_read_share > 1)
-            throw Error(ErrorKind::Usage, "--bus-read-share: " + std::to_string(flags.bus_read_share) +
-                                              " is not a share; give a number from 0 to 1");
-        c.bus_read_share = flags.bus_read_share;
-    }
+    if (flags.bus_read_share >= 0) c.bus_read_share = flags.bus_read_share;  // CLI11 checked 0..1
     return c;
 }
 

@@ -1,15 +1,13 @@
 #include "exec/bus_rows.hpp"
 
 #include "core/error.hpp"
-
 #include "core/units.hpp"
 #include "gguf/mapped_file.hpp"
 
-#include <algorithm>
-#include <chrono>
 #include <spdlog/spdlog.h>
+
+#include <chrono>
 #include <cstring>
-#include <unistd.h>
 
 namespace dense::exec {
 
@@ -50,16 +48,12 @@ BusRows::BusRows(DeviceMemory& memory, const std::vector<const gguf::TensorInfo*
                                        "older than ABI 1.5); set bus_read_share: 0");
     const auto start = std::chrono::steady_clock::now();
     const auto [host, device] = memory.alloc_host_mapped(pinned_bytes_);
-    const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
     for (const auto& p : pieces) {
         std::memcpy(static_cast<std::byte*>(host) + p.offset, p.source, p.bytes);
         where_[p.t] = {static_cast<const std::byte*>(host) + p.offset, static_cast<const std::byte*>(device) + p.offset};
-        // Only the whole pages inside the rows: the pages at either end hold GPU or CPU rows too.
-        const auto first = (reinterpret_cast<uintptr_t>(p.source) + page - 1) / page * page;
-        const auto end = (reinterpret_cast<uintptr_t>(p.source) + p.bytes) / page * page;
-        if (end > first)
-            (void)gguf::MappedFile::release_pages_at({reinterpret_cast<const std::byte*>(first), static_cast<size_t>(end - first)},
-                                                     drop_page_cache);
+        // Whole pages only (release_pages_at keeps the partial pages at either end, which hold GPU or
+        // CPU rows too).
+        (void)gguf::MappedFile::release_pages_at({p.source, static_cast<size_t>(p.bytes)}, drop_page_cache);
     }
     spdlog::info("bus rows: {} of weight rows of {} tensors copied to page-locked host memory in {:.2f} s; the GPU "
                  "reads them over PCIe",
@@ -67,18 +61,15 @@ BusRows::BusRows(DeviceMemory& memory, const std::vector<const gguf::TensorInfo*
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
-const void* BusRows::device_rows(const gguf::TensorInfo* t) const {
+const BusRows::Where& BusRows::where(const gguf::TensorInfo* t) const {
     auto it = where_.find(t);
     if (it == where_.end())
         throw Error(ErrorKind::Internal, "weight '" + std::string(t ? t->name : "?") + "' has no rows read over the bus");
-    return it->second.device;
+    return it->second;
 }
 
-const void* BusRows::host_rows(const gguf::TensorInfo* t) const {
-    auto it = where_.find(t);
-    if (it == where_.end())
-        throw Error(ErrorKind::Internal, "weight '" + std::string(t ? t->name : "?") + "' has no rows read over the bus");
-    return it->second.host;
-}
+const void* BusRows::device_rows(const gguf::TensorInfo* t) const { return where(t).device; }
+
+const void* BusRows::host_rows(const gguf::TensorInfo* t) const { return where(t).host; }
 
 }  // namespace dense::exec

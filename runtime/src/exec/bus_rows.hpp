@@ -60,6 +60,8 @@ private:
         const std::byte* host;
         const std::byte* device;
     };
+    const Where& where(const gguf::TensorInfo* t) const;
+
     std::map<const gguf::TensorInfo*, Where> where_;
     uint64_t bus_bytes_ = 0, pinned_bytes_ = 0;
 };

@@ -57,7 +57,7 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
             auto it = device_rows.find(t);
             return it == device_rows.end() ? t->ne[1] : it->second;
         };
-    // The GPU's share of the host rows, read in place over the bus (exec/bus_rows.hpp).
+    // The GPU's share of the host rows, read over the bus from a page-locked copy (exec/bus_rows.hpp).
     std::map<const gguf::TensorInfo*, int64_t> bus_rows;
     if (split != nullptr && options.bus_read_share > 0 && memory_->kind() != DENSE_DEVICE_CPU) {
         std::vector<const gguf::TensorInfo*> tensors;

@@ -53,7 +53,8 @@ struct SessionOptions {
     // process). Off by default, so a 15 GB model does not stay in the machine's memory after load.
     bool keep_page_cache = false;
     // GPU sessions with a row split: the share (0..1) of each split weight's host rows that the GPU
-    // reads itself from the file mapping over the bus, beside the CPU workers (exec/bus_rows.hpp).
+    // reads itself over the bus (from a page-locked copy made at load), beside the CPU workers
+    // (exec/bus_rows.hpp).
     // Ignored on the CPU. 0: the CPU reads every row that is not in VRAM.
     double bus_read_share = 0.0;
 };

@@ -68,15 +68,10 @@ WeightStore::WeightStore(const model::BoundModel& model, DeviceMemory& memory, u
         memory.sync();  // the copies have read their sources: the pages may go
         done += batch.bytes;
         if (split != nullptr) {
-            // Only the uploaded pieces' own whole pages: the CPU rows between them stay.
-            for (const auto& piece : batch.pieces) {
-                const auto src = piece.source();
-                const std::byte* first = page_floor(src.data() + page_size() - 1);
-                const std::byte* end = page_floor(src.data() + src.size());
-                if (end > first)
-                    released_ += gguf::MappedFile::release_pages_at({first, static_cast<size_t>(end - first)},
-                                                                    drop_page_cache);
-            }
+            // Only the uploaded pieces' own whole pages (release_pages_at keeps the partial pages at
+            // either end): the CPU rows between them stay.
+            for (const auto& piece : batch.pieces)
+                released_ += gguf::MappedFile::release_pages_at(piece.source(), drop_page_cache);
             progress.update(done);
             continue;
         }

@@ -410,14 +410,9 @@ void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, co
     }
     // The device's share of the host rows: an ordinary device GEMV whose weight lives in page-locked
     // host memory, read in place over the bus (exec/bus_rows.hpp).
-    if (bus > 0) {
-        ViewRef bus_w = w;
-        bus_w.external_ptr = options_.bus_weight(t);
-        bus_w.view.ne[1] = bus;
-        contiguous_strides(bus_w.view);
-        emit(label + " " + range(keep, cpu_first) + " over the bus", DENSE_OP_GEMV_Q, w.view.type, act, {bus_w, xq},
-             {f32(y, bus, 1, keep)}, params(), phase);
-    }
+    if (bus > 0)
+        emit(label + " " + range(keep, cpu_first) + " over the bus", DENSE_OP_GEMV_Q, w.view.type, act,
+             {row_view(options_.bus_weight(t), 0, bus), xq}, {f32(y, bus, 1, keep)}, params(), phase);
     if (keep > 0)
         emit(label + " " + range(0, keep), DENSE_OP_GEMV_Q, w.view.type, act, {row_view(w.external_ptr, 0, keep), xq},
              {f32(y, keep)}, params(), phase);
