@@ -1,11 +1,15 @@
-// The GPU's share of a row split's host rows (exec/bus_rows.hpp), on the CPU: how many rows go over
-// the bus at a share, that the copy in device-readable host memory holds exactly each tensor's bus
-// rows and where the device reads them, and the lowering's three nodes per split weight (device
-// prefix, bus rows, CPU rows) covering every output row once.
+// The GPU's share of a row split's host rows (exec/bus_rows.hpp, exec/bus_copies.hpp), on the CPU:
+// how many rows go over the bus at a share, that the page-locked copy holds exactly each tensor's
+// bus rows, the lowering's nodes per split weight (device prefix, bus chunks in staging slots, CPU
+// rows) covering every output row once, the copy schedule's ordering against the slots' readers,
+// and a CPU session with bus rows giving the same logits as without a split, bit for bit.
 // That the GPU computes the same logits with bus rows is tested on the GPU
 // (GpuSession.BusRows*, tests/exec/gpu_session_test.cpp).
 #include "common/page_residency.hpp"
+#include "exec/bus_copies.hpp"
 #include "exec/bus_rows.hpp"
+#include "exec/session.hpp"
+#include "plan/bus_staging.hpp"
 #include "graph/graph_builder.hpp"
 #include "plan/plan_fixture.hpp"
 #include "plan/row_split.hpp"
@@ -38,11 +42,10 @@ TEST(BusRows, ShareIsRoundedToWholeRowTiles) {
     EXPECT_EQ(exec::bus_rows_for(1000, -0.5), 0);
 }
 
-// A device whose "mapped" host memory is plain host memory, which it reads at host address + kOffset.
+// A device whose page-locked host memory is plain host memory.
 class RecordingMemory final : public exec::DeviceMemory {
 public:
-    static constexpr uintptr_t kOffset = uintptr_t{1} << 44;
-    bool readable = true;
+    bool can_copy_beside = true;
     std::vector<std::unique_ptr<std::byte[]>> blocks;
 
     dense_device_kind kind() const noexcept override { return DENSE_DEVICE_CUDA; }
@@ -55,12 +58,11 @@ public:
     void* stream() const noexcept override { return nullptr; }
     uint64_t allocated_bytes() const noexcept override { return 0; }
     void copy(void*, const void*, uint64_t) override {}
-    bool can_read_host() const noexcept override { return readable; }
-    std::pair<void*, const void*> alloc_host_mapped(uint64_t bytes) override {
+    bool can_overlap_copies() const noexcept override { return can_copy_beside; }
+    void* alloc_host_locked(uint64_t bytes) override {
         blocks.push_back(std::make_unique<std::byte[]>(static_cast<size_t>(bytes) + 4096));
         const auto at = (reinterpret_cast<uintptr_t>(blocks.back().get()) + 4095) / 4096 * 4096;  // page-aligned, as the driver's
-        void* host = reinterpret_cast<void*>(at);
-        return {host, reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(host) + kOffset)};
+        return reinterpret_cast<void*>(at);
     }
 };
 
@@ -87,7 +89,7 @@ BusLayout layout(double share) {
     return l;
 }
 
-TEST(BusRows, CopiesEachTensorsBusRowsWhereTheDeviceReadsThem) {
+TEST(BusRows, CopiesEachTensorsBusRowsToPageLockedMemory) {
     const BusLayout l = layout(0.5);
     ASSERT_FALSE(l.bus.empty());
     std::vector<const gguf::TensorInfo*> tensors;
@@ -104,8 +106,6 @@ TEST(BusRows, CopiesEachTensorsBusRowsWhereTheDeviceReadsThem) {
         const auto* host = static_cast<const std::byte*>(rows.host_rows(t));
         EXPECT_EQ(reinterpret_cast<uintptr_t>(host) % 256, 0u) << t->name;
         EXPECT_EQ(std::memcmp(host, t->data.data() + rb * static_cast<uint64_t>(l.keep.at(t)), bytes), 0) << t->name;
-        EXPECT_EQ(reinterpret_cast<uintptr_t>(rows.device_rows(t)), reinterpret_cast<uintptr_t>(host) + RecordingMemory::kOffset)
-            << t->name;
     }
     EXPECT_EQ(rows.bus_bytes(), bus_bytes);
     EXPECT_GE(rows.pinned_bytes(), bus_bytes);
@@ -113,7 +113,7 @@ TEST(BusRows, CopiesEachTensorsBusRowsWhereTheDeviceReadsThem) {
     // A tensor without bus rows is refused, not guessed.
     const gguf::TensorInfo* other = tiny().file.find_tensor("token_embd.weight");
     ASSERT_NE(other, nullptr);
-    EXPECT_THROW((void)rows.device_rows(other), Error);
+    EXPECT_THROW((void)rows.host_rows(other), Error);
 }
 
 // After the copy the bus rows' whole pages leave the process (the GPU reads the copy; the process
@@ -176,12 +176,12 @@ TEST(BusRows, CopiedRowsLeaveTheProcess) {
     }
 }
 
-TEST(BusRows, ADeviceThatCannotReadHostMemoryIsRefusedWithTheFix) {
+TEST(BusRows, ADeviceThatCannotCopyBesideTheStepIsRefusedWithTheFix) {
     const BusLayout l = layout(0.5);
     std::vector<const gguf::TensorInfo*> tensors;
     for (const auto& [t, n] : l.bus) tensors.push_back(t);
     RecordingMemory memory;
-    memory.readable = false;
+    memory.can_copy_beside = false;
     try {
         exec::BusRows rows(memory, tensors, [&](const gguf::TensorInfo* t) { return l.keep.at(t); },
                            [&](const gguf::TensorInfo* t) { return l.bus.at(t); });
@@ -193,11 +193,24 @@ TEST(BusRows, ADeviceThatCannotReadHostMemoryIsRefusedWithTheFix) {
     EXPECT_TRUE(memory.blocks.empty());
 }
 
-// The lowering of a split weight with bus rows: the CPU node, the bus node and the device prefix
-// write disjoint slices of the output that together are every row, and the bus node reads the
-// weight at the device address of its first row in the mapping.
-TEST(BusRows, LoweringCoversEveryOutputRowOnceWithThreeNodes) {
+// The lowering of a split weight with bus rows: the CPU node, the bus chunks and the device prefix
+// write disjoint slices of the output that together are every row; each chunk reads its staging
+// slot, carries the copy of exactly its rows from the host copy into that slot, and fits the slot;
+// slots are handed out round robin over the whole graph.
+TEST(BusRows, LoweringCoversEveryOutputRowOnceWithStagedChunks) {
     const BusLayout l = layout(0.5);
+    uint64_t widest_row = 0;
+    for (const auto& [t, n] : l.bus) widest_row = std::max(widest_row, plan::row_bytes(*t));
+    constexpr uint32_t kSlots = 3;
+    const uint64_t slot_bytes = widest_row * 24;  // small enough that some weights need several chunks
+    std::vector<std::byte> staging(kSlots * slot_bytes);
+    // Fake host copies: a distinct address range per tensor (nothing is read: the graph only records them).
+    std::map<const gguf::TensorInfo*, uintptr_t> source;
+    uintptr_t next_source = uintptr_t{1} << 40;
+    for (const auto& [t, n] : l.bus) {
+        source[t] = next_source;
+        next_source += uintptr_t{1} << 30;
+    }
     graph::GraphOptions o;
     o.n_ctx = 64;
     o.kv_type = DENSE_TYPE_F16;
@@ -205,16 +218,27 @@ TEST(BusRows, LoweringCoversEveryOutputRowOnceWithThreeNodes) {
     o.activation_for = [](dense_type_id) { return DENSE_TYPE_Q8_32; };
     o.device_rows = [&](const gguf::TensorInfo* t) { return l.keep.count(t) ? l.keep.at(t) : t->ne[1]; };
     o.bus_rows = [&](const gguf::TensorInfo* t) { return l.bus.count(t) ? l.bus.at(t) : int64_t{0}; };
-    o.bus_weight = [&](const gguf::TensorInfo* t) {  // a fake device address: nothing runs
-        return reinterpret_cast<const void*>(RecordingMemory::kOffset + static_cast<uintptr_t>(l.keep.at(t)));
-    };
+    o.bus_source = [&](const gguf::TensorInfo* t) { return reinterpret_cast<const void*>(source.at(t)); };
+    o.bus_staging = {staging.data(), kSlots, slot_bytes};
     const graph::Graph g = graph::build_graph(tiny().bound, qwen35_spec(), o);
-    size_t checked = 0;
+
+    uint32_t expected_slot = 0;
+    size_t chunks = 0, multi_chunk_weights = 0;
+    for (const auto& node : g.nodes) {
+        if (node.bus_copy.bytes == 0) continue;
+        EXPECT_EQ(node.bus_copy.slot, expected_slot) << node.label << ": slots are not round robin";
+        expected_slot = (expected_slot + 1) % kSlots;
+        EXPECT_EQ(node.bus_copy.slot_data, staging.data() + slot_bytes * node.bus_copy.slot) << node.label;
+        EXPECT_EQ(node.src.at(0).external_ptr, node.bus_copy.slot_data) << node.label << " does not read its slot";
+        EXPECT_LE(node.bus_copy.bytes, slot_bytes) << node.label;
+        ++chunks;
+    }
     for (const auto& [t, n] : l.bus) {
         const std::string name(t->name);
         const uint64_t rb = plan::row_bytes(*t);
         // rows covered per output buffer slice: (first element, count, kind)
         std::vector<std::tuple<int64_t, int64_t, std::string>> parts;
+        int64_t bus_nodes = 0;
         for (const auto& node : g.nodes) {
             if (node.key.op != DENSE_OP_GEMV_Q || node.label.rfind(name + " ", 0) != 0) continue;
             const auto& w = node.src.at(0);
@@ -224,32 +248,241 @@ TEST(BusRows, LoweringCoversEveryOutputRowOnceWithThreeNodes) {
             if (node.split_cpu_part) {
                 parts.emplace_back(first, count, "cpu");
                 EXPECT_EQ(w.external_ptr, t->data.data() + rb * static_cast<uint64_t>(first)) << node.label;
-            } else if (node.label.find("over the bus") != std::string::npos) {
+                EXPECT_EQ(node.bus_copy.bytes, 0u) << node.label;
+            } else if (node.bus_copy.bytes > 0) {
                 parts.emplace_back(first, count, "bus");
-                EXPECT_EQ(first, l.keep.at(t)) << node.label;
-                EXPECT_EQ(count, n) << node.label;
-                EXPECT_EQ(reinterpret_cast<uintptr_t>(w.external_ptr), RecordingMemory::kOffset + static_cast<uintptr_t>(first))
-                    << node.label;
+                ++bus_nodes;
+                EXPECT_EQ(first % 8, 0) << node.label << ": a chunk starts inside a row tile";
+                EXPECT_EQ(node.bus_copy.bytes, rb * static_cast<uint64_t>(count)) << node.label;
+                EXPECT_EQ(reinterpret_cast<uintptr_t>(node.bus_copy.source),
+                          source.at(t) + rb * static_cast<uint64_t>(first - l.keep.at(t)))
+                    << node.label << " copies other rows than it computes";
                 EXPECT_EQ(node.key.device, DENSE_DEVICE_CUDA) << node.label;
             } else {
                 parts.emplace_back(first, count, "device");
             }
         }
+        multi_chunk_weights += bus_nodes > 1;
+        EXPECT_EQ(bus_nodes, (static_cast<int64_t>(rb) * n + static_cast<int64_t>(slot_bytes / rb / 8 * 8 * rb) - 1) /
+                                 static_cast<int64_t>(slot_bytes / rb / 8 * 8 * rb))
+            << name << ": not the fewest chunks that fit a slot";
         std::sort(parts.begin(), parts.end());
         int64_t next = 0;
-        std::string kinds;
         for (const auto& [first, count, kind] : parts) {
             EXPECT_EQ(first, next) << name << ": gap or overlap at row " << next;
             next = first + count;
-            kinds += kind + " ";
         }
         EXPECT_EQ(next, t->ne[1]) << name;
-        EXPECT_EQ(kinds, l.keep.at(t) > 0 ? (n < t->ne[1] - l.keep.at(t) ? "device bus cpu " : "device bus ")
-                                          : (n < t->ne[1] ? "bus cpu " : "bus "))
-            << name;
-        ++checked;
     }
-    EXPECT_GT(checked, 0u);
+    EXPECT_GT(chunks, static_cast<size_t>(kSlots)) << "the test wants slots reused";
+    EXPECT_GT(multi_chunk_weights, 0u) << "the test wants weights cut into several chunks";
+}
+
+// A device that runs nothing and logs what is enqueued where: events recorded and waited for, copies
+// on the side stream, and (from the test) the GEMVs that read the slots.
+class ScheduleLog final : public exec::DeviceMemory {
+public:
+    struct Op {
+        enum Kind { Record, Wait, Copy, Run } kind;
+        bool side;          // on the side stream
+        const void* event;  // Record, Wait
+        size_t node;        // Copy, Run
+    };
+    std::vector<Op> ops;
+    int side_token = 0, main_token = 0;
+    std::vector<std::unique_ptr<int>> events;
+    std::map<void*, size_t> copy_into;  // slot data -> node whose copy this is (set by the test)
+
+    dense_device_kind kind() const noexcept override { return DENSE_DEVICE_CUDA; }
+    std::string label() const override { return "schedule log"; }
+    void* alloc(uint64_t, const std::string&) override { return nullptr; }
+    void zero(void*, uint64_t) override {}
+    void to_device(void*, const void*, uint64_t) override {}
+    void to_host(void*, const void*, uint64_t) override {}
+    void sync() override {}
+    void* stream() const noexcept override { return const_cast<int*>(&main_token); }
+    uint64_t allocated_bytes() const noexcept override { return 0; }
+    void copy(void*, const void*, uint64_t) override {}
+    bool can_overlap_copies() const noexcept override { return true; }
+    void* side_stream() override { return &side_token; }
+    void* create_event() override {
+        events.push_back(std::make_unique<int>(0));
+        return events.back().get();
+    }
+    void record_event(void* e, void* s) override { ops.push_back({Op::Record, s == &side_token, e, 0}); }
+    void wait_event(void* s, void* e) override { ops.push_back({Op::Wait, s == &side_token, e, 0}); }
+    void to_device_on(void* s, void*, const void* src, uint64_t) override {
+        EXPECT_EQ(s, &side_token) << "a bus copy on the main stream";
+        ops.push_back({Op::Copy, true, nullptr, reinterpret_cast<uintptr_t>(src)});  // node id smuggled in src
+    }
+};
+
+// A graph of `n` staged GEMV nodes over `slots` slots (node i reads slot i % slots), the last one
+// LogitsOnly (an LM head's chunk), between ordinary nodes.
+graph::Graph staged_graph(size_t n, uint32_t slots) {
+    graph::Graph g;
+    for (size_t i = 0; i < n; ++i) {
+        graph::Node plain;
+        plain.label = "plain " + std::to_string(i);
+        g.nodes.push_back(plain);
+        graph::Node staged;
+        staged.label = "staged " + std::to_string(i);
+        staged.bus_copy.bytes = 1024;
+        staged.bus_copy.slot = static_cast<uint32_t>(i % slots);
+        staged.bus_copy.source = reinterpret_cast<const void*>(g.nodes.size());  // its node index, for the log
+        if (i + 1 == n) staged.phase = graph::Phase::LogitsOnly;
+        g.nodes.push_back(staged);
+    }
+    return g;
+}
+
+// Replays the log as the streams would run it and checks, for every staged node: its copy was
+// enqueued after the side stream waited for the previous reader of its slot (so it cannot overwrite
+// bytes still to be read), and the node ran after the main stream waited for its own copy. Returns
+// how many copies were enqueued before the first staged node ran (how far the copies run ahead).
+size_t check_schedule(const graph::Graph& g, const ScheduleLog& log, bool want_logits) {
+    std::map<const void*, std::pair<bool, size_t>> last_record;  // event -> (side?, op index)
+    std::map<size_t, size_t> copy_at, run_at;                    // node -> op index
+    std::map<uint32_t, size_t> slot_reader;                      // slot -> last node run reading it
+    size_t side_knows_main = 0;  // main-stream ops before this index are done, as the side stream knows
+    size_t main_knows_side = 0;  // side-stream ops before this index are done, as the main stream knows
+    size_t copies_before_first_run = 0;
+    bool ran_any = false;
+    for (size_t i = 0; i < log.ops.size(); ++i) {
+        const auto& op = log.ops[i];
+        switch (op.kind) {
+            case ScheduleLog::Op::Record: last_record[op.event] = {op.side, i}; break;
+            case ScheduleLog::Op::Wait: {
+                auto it = last_record.find(op.event);
+                EXPECT_NE(it, last_record.end()) << "op " << i << " waits for an event never recorded";
+                if (it == last_record.end()) break;
+                EXPECT_NE(it->second.first, op.side) << "op " << i << " waits for its own stream";
+                if (op.side)
+                    side_knows_main = std::max(side_knows_main, it->second.second);
+                else
+                    main_knows_side = std::max(main_knows_side, it->second.second);
+                break;
+            }
+            case ScheduleLog::Op::Copy: {
+                copy_at[op.node] = i;
+                if (!ran_any) ++copies_before_first_run;
+                const uint32_t slot = g.nodes[op.node].bus_copy.slot;
+                // Every node that read this slot before must have run, as far as the side stream knows.
+                for (const auto& [node, at] : run_at) {
+                    if (g.nodes[node].bus_copy.slot == slot) {
+                        EXPECT_LT(at, side_knows_main) << "the copy for node " << op.node << " may overwrite slot " << slot
+                                                       << " before node " << node << " read it";
+                    }
+                }
+                break;
+            }
+            case ScheduleLog::Op::Run: {
+                ran_any = true;
+                run_at[op.node] = i;
+                auto c = copy_at.find(op.node);
+                EXPECT_NE(c, copy_at.end()) << "node " << op.node << " ran before its copy was enqueued";
+                if (c != copy_at.end()) {
+                    EXPECT_LT(c->second, main_knows_side) << "node " << op.node << " may run before its copy is done";
+                }
+                break;
+            }
+        }
+    }
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+        if (g.nodes[i].bus_copy.bytes == 0) continue;
+        const bool runs = want_logits || g.nodes[i].phase != graph::Phase::LogitsOnly;
+        EXPECT_EQ(copy_at.count(i), runs ? 1u : 0u) << "node " << i;
+        EXPECT_EQ(run_at.count(i), runs ? 1u : 0u) << "node " << i;
+    }
+    // The side stream first joins the main stream (a captured step's copies join its capture).
+    EXPECT_TRUE(!log.ops.empty() && log.ops[0].kind == ScheduleLog::Op::Record && !log.ops[0].side);
+    EXPECT_TRUE(log.ops.size() > 1 && log.ops[1].kind == ScheduleLog::Op::Wait && log.ops[1].side);
+    return copies_before_first_run;
+}
+
+void drive(exec::BusCopies& bus, const graph::Graph& g, ScheduleLog& log, bool want_logits) {
+    bus.begin_step(want_logits);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+        if (!bus.is_staged(i) || (!want_logits && g.nodes[i].phase == graph::Phase::LogitsOnly)) continue;
+        bus.before(i);
+        log.ops.push_back({ScheduleLog::Op::Run, false, nullptr, i});
+        bus.after(i);
+    }
+}
+
+TEST(BusCopies, EachCopyWaitsForItsSlotsLastReaderAndEachReaderForItsCopy) {
+    for (const uint32_t slots : {1u, 2u, 4u}) {
+        for (const bool logits : {true, false}) {
+            SCOPED_TRACE("slots " + std::to_string(slots) + (logits ? ", with logits" : ", state only"));
+            const graph::Graph g = staged_graph(9, slots);
+            ScheduleLog log;
+            exec::BusCopies bus(g, log);
+            EXPECT_EQ(bus.bytes_per_step(), 9u * 1024);
+            drive(bus, g, log, logits);
+            // The copies run ahead of their readers by as many slots as there are.
+            EXPECT_EQ(check_schedule(g, log, logits), slots);
+            // A second step on the same events checks the same way.
+            log.ops.clear();
+            drive(bus, g, log, logits);
+            EXPECT_EQ(check_schedule(g, log, logits), slots);
+        }
+    }
+}
+
+TEST(BusCopies, ANodeOutOfOrderIsAnInternalError) {
+    const graph::Graph g = staged_graph(4, 2);
+    ScheduleLog log;
+    exec::BusCopies bus(g, log);
+    bus.begin_step(true);
+    EXPECT_THROW(bus.before(3), Error);  // node 1 (the first staged one) has not run
+}
+
+// On the CPU the whole machinery runs too (copies are memcpys into host "staging"): a split with
+// half and then all of its host rows "copied over the bus" gives the logits of no split, bit for
+// bit, also with state-only steps between (the LM head's chunks skipped), and the session's staging
+// is the plan's bill line.
+TEST(BusRows, CpuSessionWithBusRowsIsBitIdenticalToNoSplit) {
+    const auto run = [](exec::Session& s, bool alternate) {
+        const int32_t prompt[] = {11, 1900, 7, 42, 1023, 5};
+        std::vector<std::vector<float>> logits;
+        for (size_t i = 0; i < std::size(prompt); ++i) {
+            const bool want = !alternate || i % 2 == 1;
+            s.step(prompt[i], want);
+            logits.push_back(want ? std::vector<float>(s.logits().begin(), s.logits().end()) : std::vector<float>{});
+        }
+        return logits;
+    };
+    const auto session = [](std::optional<plan::Placement> split, double share) {
+        exec::SessionOptions o;
+        o.n_ctx = 32;
+        o.kv_type = DENSE_TYPE_F16;
+        o.threads = 3;
+        o.row_split = std::move(split);
+        o.bus_read_share = share;
+        return std::make_unique<exec::Session>(tiny().bound, qwen35_spec(), cpu_ref_packs(), o);
+    };
+    auto plain = session(std::nullopt, 0.5);
+    EXPECT_EQ(plain->bus_weight_bytes(), 0u);
+    EXPECT_EQ(plain->bill().bytes_by_label().count(plan::kBusStagingLabel), 0u) << "staging without a split";
+    const auto reference = run(*plain, false);
+    const plan::Placement half = split_all_at(tiny(), [](int64_t rows) { return rows / 2 / 8 * 8; });
+    for (const double share : {0.5, 1.0}) {
+        SCOPED_TRACE("share " + std::to_string(share));
+        auto s = session(half, share);
+        EXPECT_GT(s->bus_weight_bytes(), 0u);
+        EXPECT_EQ(s->bill().bytes_by_label().at(plan::kBusStagingLabel), plan::kBusStagingSlots * plan::kBusStagingSlotBytes);
+        EXPECT_EQ(s->host_split_stats().jobs, 0u);
+        for (const bool alternate : {false, true}) {
+            s->reset();
+            const auto got = run(*s, alternate);
+            for (size_t i = 0; i < got.size(); ++i) {
+                if (got[i].empty()) continue;
+                EXPECT_EQ(std::memcmp(got[i].data(), reference[i].data(), got[i].size() * sizeof(float)), 0)
+                    << "logits differ at step " << i << (alternate ? " (state-only steps between)" : "");
+            }
+        }
+        EXPECT_EQ(s->host_split_stats().jobs > 0, share < 1) << "the CPU rows ran as host jobs";
+    }
 }
 
 }  // namespace

@@ -246,8 +246,9 @@ struct SplitBar {
     bool same_tokens;   // 16 greedy tokens identical
 };
 
-// bus_share > 0: that share of each split weight's host rows is read by the GPU itself from the
-// file mapping over PCIe (exec/bus_rows.hpp), the CPU computing the rest; 1: the CPU computes none.
+// bus_share > 0: that share of each split weight's host rows is computed by the GPU itself from
+// copies made over PCIe into VRAM staging slots during the step (exec/bus_copies.hpp), the CPU
+// computing the rest; 1: the CPU computes none.
 void split_matches_unsplit(const std::string& mix, SplitBar bar, double bus_share = 0) {
     REQUIRE_GPU(gpu);
     const SynthFile f = synth_tiny(mix);
@@ -340,10 +341,10 @@ TEST(GpuSession, RowSplitF32ModelMatchesTheUnsplitStep) { split_matches_unsplit(
 // row block) falls far below (0.91 when the two sides merely used different activation formats).
 TEST(GpuSession, RowSplitMatchesTheUnsplitStep) { split_matches_unsplit("seed-iq4", {0.99, 0, false}); }
 
-// Host rows read by the GPU itself over the bus (exec/bus_rows.hpp), half of them beside the CPU's
-// and then all of them: the bus rows run the same GPU kernels on the same bytes, from registered
-// host memory instead of the arena, so the F32 model holds the strict bar and the quantized one
-// the split's own.
+// Host rows computed by the GPU itself from copies over the bus (exec/bus_copies.hpp), half of them
+// beside the CPU's and then all of them: the bus rows run the same GPU kernels on the same bytes,
+// from staging slots instead of the arena, so the F32 model holds the strict bar and the quantized
+// one the split's own.
 TEST(GpuSession, BusRowsF32ModelMatchTheUnsplitStep) {
     split_matches_unsplit("f32", {0.99999, 0, true}, 0.5);
     split_matches_unsplit("f32", {0.99999, 0, true}, 1.0);
@@ -360,17 +361,20 @@ TEST(GpuSession, RowSplitCapturedGraphReplaysBitForBit) {
     REQUIRE_GPU(gpu);
     const SynthFile f = synth_tiny("seed-iq4");
     const auto placement = split_all_at(*f.model, [](int64_t rows) { return rows / 2; });
-    auto direct = split_session_on(*f.model, *gpu, placement, false);
-    auto replay = split_session_on(*f.model, *gpu, placement, true);
-    const auto prompt = random_prompt(10, static_cast<int32_t>(direct->n_vocab()), 9);
-    for (size_t i = 0; i < prompt.size(); ++i) {
-        direct->step(prompt[i], true);
-        replay->step(prompt[i], true);
-        const auto a = direct->logits(), b = replay->logits();
-        ASSERT_EQ(a.size(), b.size());
-        EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin())) << "position " << i;
+    for (const double bus_share : {0.0, 0.5}) {  // with bus rows: their copies on the second stream too
+        SCOPED_TRACE("bus share " + std::to_string(bus_share));
+        auto direct = split_session_on(*f.model, *gpu, placement, false, bus_share);
+        auto replay = split_session_on(*f.model, *gpu, placement, true, bus_share);
+        const auto prompt = random_prompt(10, static_cast<int32_t>(direct->n_vocab()), 9);
+        for (size_t i = 0; i < prompt.size(); ++i) {
+            direct->step(prompt[i], true);
+            replay->step(prompt[i], true);
+            const auto a = direct->logits(), b = replay->logits();
+            ASSERT_EQ(a.size(), b.size());
+            EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin())) << "position " << i;
+        }
+        EXPECT_EQ(direct->snapshot_state(), replay->snapshot_state());
     }
-    EXPECT_EQ(direct->snapshot_state(), replay->snapshot_state());
 }
 
 // The layer observer joins each layer's CPU rows and syncs the stream at every layer end; that must

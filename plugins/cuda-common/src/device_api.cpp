@@ -291,6 +291,45 @@ dense_status host_alloc_mapped_cb(void* user, uint32_t device_index, uint64_t by
     });
 }
 
+dense_status event_create_cb(void* user, uint32_t device_index, void** out_event) noexcept {
+    if (out_event == nullptr) return invalid(user, "event_create: out_event is NULL");
+    *out_event = nullptr;
+    return on_device(user, device_index, "event_create", [&](const PackState& st) {
+        cudaEvent_t e = nullptr;
+        const dense_status s = report_cuda(st.host, st.name, "cudaEventCreateWithFlags",
+                                           cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+        if (s == DENSE_OK) *out_event = e;
+        return s;
+    });
+}
+
+void event_destroy_cb(void* user, uint32_t device_index, void* event) noexcept {
+    if (event == nullptr) return;
+    (void)on_device(user, device_index, "event_destroy", [&](const PackState& st) {
+        return report_cuda(st.host, st.name, "cudaEventDestroy", cudaEventDestroy(static_cast<cudaEvent_t>(event)));
+    });
+}
+
+dense_status event_record_cb(void* user, uint32_t device_index, void* event, void* stream) noexcept {
+    if (event == nullptr) return invalid(user, "event_record: event is NULL");
+    return on_device(user, device_index, "event_record", [&](const PackState& st) {
+        return report_cuda(st.host, st.name, "cudaEventRecord",
+                           cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)));
+    });
+}
+
+// The next kernel on `stream` must wait for the event's work too, not only for the kernel before
+// it: so the wait breaks the launch chain (launch_chain_break.hpp).
+dense_status stream_wait_event_cb(void* user, uint32_t device_index, void* stream, void* event) noexcept {
+    if (event == nullptr) return invalid(user, "stream_wait_event: event is NULL");
+    return on_device(user, device_index, "stream_wait_event", [&](const PackState& st) {
+        const cudaError_t err =
+            cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event), 0);
+        break_launch_chain(stream);
+        return report_cuda(st.host, st.name, "cudaStreamWaitEvent", err);
+    });
+}
+
 }  // namespace
 
 dense_device_api make_device_api() noexcept {
@@ -317,6 +356,10 @@ dense_device_api make_device_api() noexcept {
     api.marks_destroy = marks_destroy_cb;
     api.launch_host_fn = launch_host_fn_cb;
     api.host_alloc_mapped = host_alloc_mapped_cb;
+    api.event_create = event_create_cb;
+    api.event_destroy = event_destroy_cb;
+    api.event_record = event_record_cb;
+    api.stream_wait_event = stream_wait_event_cb;
     return api;
 }
 

@@ -50,7 +50,7 @@ std::string to_markdown(const BenchReport& r) {
             o << "row split: " << fmt("%.3f", static_cast<double>(sp.cpu_bytes_per_token) / 1e9)
               << " GB of weight rows on the CPU, " << fmt("%.3f", static_cast<double>(sp.gpu_bytes_per_token) / 1e9)
               << " GB on the GPU per token (" << fmt("%.3f", static_cast<double>(sp.gpu_host_bytes_per_token) / 1e9)
-              << " GB of them read from host memory over PCIe) | per step (" << sp.steps << " steps): " << sp.threads
+              << " GB of them copied from host memory over PCIe) | per step (" << sp.steps << " steps): " << sp.threads
               << " CPU threads busy " << fmt("%.1f", sp.thread_ms_per_step) << " thread-ms ("
               << fmt("%.1f", sp.thread_ms_per_step > 0 ? static_cast<double>(sp.cpu_bytes_per_token) / sp.thread_ms_per_step / 1e6 : 0.0)
               << " GB/s per thread), CPU parts start to end " << fmt("%.2f", sp.cpu_ms_per_step)

@@ -36,8 +36,8 @@ int main(int argc, char** argv) {
     app.add_option("--vram-budget", common.vram_budget,
                    "VRAM the run may use, e.g. 8GiB (config vram_budget; auto = the device's free memory)");
     app.add_option("--bus-read-share", common.bus_read_share,
-                   "With a row split on a GPU: share (0-1) of the rows that do not fit in VRAM that the GPU reads "
-                   "itself from host memory over PCIe, beside the CPU (config bus_read_share; default 0)")
+                   "With a row split on a GPU: share (0-1) of the rows that do not fit in VRAM that the GPU computes "
+                   "itself, copied over PCIe each token, beside the CPU (config bus_read_share; default 0)")
         ->check(CLI::Range(0.0, 1.0));
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));

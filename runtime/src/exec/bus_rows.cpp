@@ -43,33 +43,29 @@ BusRows::BusRows(DeviceMemory& memory, const std::vector<const gguf::TensorInfo*
         pinned_bytes_ += (bytes + kAlign - 1) / kAlign * kAlign;
     }
     if (pieces.empty()) return;
-    if (!memory.can_read_host())
-        throw Error(ErrorKind::Device, memory.label() + " cannot read weight rows from host memory (its pack is "
-                                       "older than ABI 1.5); set bus_read_share: 0");
+    if (!memory.can_overlap_copies())
+        throw Error(ErrorKind::Device, memory.label() + " cannot copy weight rows beside the step (its pack is "
+                                       "older than ABI 1.6); set bus_read_share: 0");
     const auto start = std::chrono::steady_clock::now();
-    const auto [host, device] = memory.alloc_host_mapped(pinned_bytes_);
+    auto* host = static_cast<std::byte*>(memory.alloc_host_locked(pinned_bytes_));
     for (const auto& p : pieces) {
-        std::memcpy(static_cast<std::byte*>(host) + p.offset, p.source, p.bytes);
-        where_[p.t] = {static_cast<const std::byte*>(host) + p.offset, static_cast<const std::byte*>(device) + p.offset};
+        std::memcpy(host + p.offset, p.source, p.bytes);
+        where_[p.t] = host + p.offset;
         // Whole pages only (release_pages_at keeps the partial pages at either end, which hold GPU or
         // CPU rows too).
         (void)gguf::MappedFile::release_pages_at({p.source, static_cast<size_t>(p.bytes)}, drop_page_cache);
     }
-    spdlog::info("bus rows: {} of weight rows of {} tensors copied to page-locked host memory in {:.2f} s; the GPU "
-                 "reads them over PCIe",
+    spdlog::info("bus rows: {} of weight rows of {} tensors copied to page-locked host memory in {:.2f} s; they "
+                 "cross PCIe each token beside the CPU's rows",
                  format_bytes(bus_bytes_), pieces.size(),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
-const BusRows::Where& BusRows::where(const gguf::TensorInfo* t) const {
+const void* BusRows::host_rows(const gguf::TensorInfo* t) const {
     auto it = where_.find(t);
     if (it == where_.end())
-        throw Error(ErrorKind::Internal, "weight '" + std::string(t ? t->name : "?") + "' has no rows read over the bus");
+        throw Error(ErrorKind::Internal, "weight '" + std::string(t ? t->name : "?") + "' has no rows copied over the bus");
     return it->second;
 }
-
-const void* BusRows::device_rows(const gguf::TensorInfo* t) const { return where(t).device; }
-
-const void* BusRows::host_rows(const gguf::TensorInfo* t) const { return where(t).host; }
 
 }  // namespace dense::exec

@@ -48,6 +48,11 @@ public:
     // memcpy, ops run inside their call), so a host function is simply called now.
     bool can_call_host() const noexcept override { return true; }
     void call_host(void (*fn)(void*), void* arg) override { fn(arg); }
+    // Likewise a copy "beside the step" is a memcpy now, and events order nothing that is not
+    // already in order.
+    bool can_overlap_copies() const noexcept override { return true; }
+    void* create_event() override { return &event_token_; }
+    void to_device_on(void*, void* dst, const void* src, uint64_t bytes) override { std::memcpy(dst, src, bytes); }
     // CPU ops run synchronously inside their call, so a mark is just the time it is recorded.
     bool can_time() const noexcept override { return true; }
     void* create_marks(uint32_t count) override { return new std::vector<Clock::time_point>(count); }
@@ -63,6 +68,7 @@ private:
     using Marks = std::vector<Clock::time_point>;
     std::vector<void*> blocks_;
     uint64_t total_ = 0;
+    char event_token_ = 0;
 };
 
 class PackMemory final : public DeviceMemory {
@@ -72,10 +78,12 @@ public:
         check(api_.stream_create(user_, index_, &stream_), "creating a stream");
     }
     ~PackMemory() override {
-        if (stream_ != nullptr) {
-            api_.stream_sync(user_, index_, stream_);
-            api_.stream_destroy(user_, index_, stream_);
-        }
+        for (void* s : {side_stream_, stream_})
+            if (s != nullptr) {
+                api_.stream_sync(user_, index_, s);
+                api_.stream_destroy(user_, index_, s);
+            }
+        for (void* e : events_) api_.event_destroy(user_, index_, e);
         for (void* g : graphs_)
             if (g != nullptr) api_.graph_destroy(user_, index_, g);
         for (void* p : blocks_) api_.free(user_, index_, p);
@@ -140,7 +148,11 @@ public:
     void to_host(void* dst, const void* src, uint64_t bytes) override {
         check(api_.copy_to_host(user_, index_, dst, src, bytes, stream_), "copying from the device");
     }
-    void sync() override { check(api_.stream_sync(user_, index_, stream_), "waiting for the device"); }
+    // The copy stream too: after a failed step it may hold copies no reader waited for.
+    void sync() override {
+        check(api_.stream_sync(user_, index_, stream_), "waiting for the device");
+        if (side_stream_ != nullptr) check(api_.stream_sync(user_, index_, side_stream_), "waiting for the copy stream");
+    }
     void* stream() const noexcept override { return stream_; }
     uint64_t allocated_bytes() const noexcept override { return total_; }
     bool can_call_host() const noexcept override { return api_.launch_host_fn != nullptr; }
@@ -149,16 +161,39 @@ public:
             throw Error(ErrorKind::Device, label_ + ": the pack's device API (before ABI 1.4) cannot run host functions");
         check(api_.launch_host_fn(user_, index_, fn, arg, stream_), "enqueueing a host function");
     }
-    bool can_read_host() const noexcept override { return api_.host_alloc_mapped != nullptr && api_.host_free != nullptr; }
-    std::pair<void*, const void*> alloc_host_mapped(uint64_t bytes) override {
-        if (!can_read_host())
-            throw Error(ErrorKind::Device, label_ + ": the pack's device API (before ABI 1.5) cannot read host memory");
-        void* host = nullptr;
-        const void* device = nullptr;
-        check(api_.host_alloc_mapped(user_, index_, bytes, &host, &device),
-              ("allocating " + format_bytes(bytes) + " of page-locked host memory for the device to read").c_str());
-        pinned_.push_back(host);
-        return {host, device};
+    bool can_overlap_copies() const noexcept override {
+        return api_.event_create != nullptr && api_.event_destroy != nullptr && api_.event_record != nullptr &&
+               api_.stream_wait_event != nullptr;
+    }
+    void* side_stream() override {
+        if (side_stream_ == nullptr) check(api_.stream_create(user_, index_, &side_stream_), "creating a copy stream");
+        return side_stream_;
+    }
+    void* create_event() override {
+        if (!can_overlap_copies())
+            throw Error(ErrorKind::Device, label_ + ": the pack's device API (before ABI 1.6) has no events");
+        void* e = nullptr;
+        check(api_.event_create(user_, index_, &e), "creating an event");
+        events_.push_back(e);
+        return e;
+    }
+    void record_event(void* event, void* on_stream) override {
+        check(api_.event_record(user_, index_, event, on_stream), "recording an event");
+    }
+    void wait_event(void* on_stream, void* event) override {
+        check(api_.stream_wait_event(user_, index_, on_stream, event), "waiting for an event");
+    }
+    void to_device_on(void* on_stream, void* dst, const void* src, uint64_t bytes) override {
+        check(api_.copy_to_device(user_, index_, dst, src, bytes, on_stream), "copying to the device beside the step");
+    }
+    void* alloc_host_locked(uint64_t bytes) override {
+        if (api_.host_alloc == nullptr || api_.host_free == nullptr)
+            throw Error(ErrorKind::Device, label_ + ": the pack's device API (before ABI 1.3) has no page-locked memory");
+        void* p = nullptr;
+        check(api_.host_alloc(user_, index_, bytes, &p),
+              ("allocating " + format_bytes(bytes) + " of page-locked host memory").c_str());
+        pinned_.push_back(p);
+        return p;
     }
     void* alloc_host(uint64_t bytes) override {
         void* p = nullptr;
@@ -201,6 +236,8 @@ private:
     uint32_t index_;
     std::string label_;
     void* stream_ = nullptr;
+    void* side_stream_ = nullptr;
+    std::vector<void*> events_;
     std::vector<void*> blocks_;
     std::vector<void*> pinned_;
     std::vector<void*> graphs_;

@@ -51,13 +51,17 @@ public:
     virtual bool can_call_host() const noexcept { return false; }
     virtual void call_host(void (*/*fn*/)(void*), void* /*arg*/) {}
 
-    // Page-locked host memory the device's kernels read in place, over the bus (ABI 1.5): returns
-    // {where the host writes, where kernels read}; owned by this memory. Host memory, so not in the
-    // VRAM bill. How the GPU reads its share of a row split's host rows (exec/bus_rows.hpp). Throws
-    // dense::Error(Device) when the pack cannot, or the driver refuses (with the amount).
-    virtual bool can_read_host() const noexcept { return false; }
-    virtual std::pair<void*, const void*> alloc_host_mapped(uint64_t /*bytes*/) {
-        throw Error(ErrorKind::Device, label() + " cannot read host memory");
+    // A second stream for copies that run beside the step, ordered against stream() by events
+    // (ABI 1.6): how weight rows in page-locked host memory reach the device while it computes
+    // (exec/bus_copies.hpp). Events and the side stream are owned by this memory. On the CPU
+    // everything runs at once, in enqueue order, so the same schedule runs there too.
+    virtual bool can_overlap_copies() const noexcept { return false; }
+    virtual void* side_stream() { return nullptr; }  // made at the first call
+    virtual void* create_event() { throw Error(ErrorKind::Device, label() + " has no events"); }
+    virtual void record_event(void* /*event*/, void* /*on_stream*/) {}
+    virtual void wait_event(void* /*on_stream*/, void* /*event*/) {}
+    virtual void to_device_on(void* /*on_stream*/, void* /*dst*/, const void* /*src*/, uint64_t /*bytes*/) {
+        throw Error(ErrorKind::Device, label() + " cannot copy beside the step");
     }
 
     // Host memory that transfers to and from this device run fastest from: page-locked where the
@@ -66,6 +70,10 @@ public:
         plain_host_.emplace_back(std::make_unique<std::byte[]>(static_cast<size_t>(bytes)));
         return plain_host_.back().get();
     }
+    // The same, but page-locked or nothing: copies from it may be captured into a device graph and
+    // run at the bus's speed. Throws dense::Error(Device) with the amount when the pack cannot or
+    // the driver refuses. Plain memory on the CPU, where nothing crosses a bus.
+    virtual void* alloc_host_locked(uint64_t bytes) { return DeviceMemory::alloc_host(bytes); }
 
     // Timing marks on stream(), for the bench's per-op profile (only when can_time()): `count` marks,
     // each recorded after the work enqueued before it; elapsed_ms(a, b) waits for mark b.

@@ -5,6 +5,7 @@
 #include "exec/host_nodes.hpp"
 #include "packs/activation_choice.hpp"
 #include "plan/buffer_arena.hpp"
+#include "plan/bus_staging.hpp"
 #include "plan/graph_options.hpp"
 #include "plan/op_workspace.hpp"
 #include "plan/session_bill.hpp"
@@ -57,9 +58,11 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
             auto it = device_rows.find(t);
             return it == device_rows.end() ? t->ne[1] : it->second;
         };
-    // The GPU's share of the host rows, read over the bus from a page-locked copy (exec/bus_rows.hpp).
+    // The device's share of the host rows, copied over the bus each token from a page-locked copy
+    // into a ring of staging slots (exec/bus_rows.hpp, exec/bus_copies.hpp).
     std::map<const gguf::TensorInfo*, int64_t> bus_rows;
-    if (split != nullptr && options.bus_read_share > 0 && memory_->kind() != DENSE_DEVICE_CPU) {
+    const uint64_t bus_staging = plan::bus_staging_bytes(options.bus_read_share, split);
+    if (bus_staging > 0) {
         std::vector<const gguf::TensorInfo*> tensors;
         for (const auto& [t, keep] : device_rows) {
             const int64_t n = bus_rows_for(t->ne[1] - keep, options.bus_read_share);
@@ -74,7 +77,9 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
             auto it = bus_rows.find(t);
             return it == bus_rows.end() ? int64_t{0} : it->second;
         };
-        go.bus_weight = [this](const gguf::TensorInfo* t) { return bus_rows_->device_rows(t); };
+        go.bus_source = [this](const gguf::TensorInfo* t) { return bus_rows_->host_rows(t); };
+        go.bus_staging = {memory_->alloc(bus_staging, plan::kBusStagingLabel), plan::kBusStagingSlots,
+                          plan::kBusStagingSlotBytes};
     }
     graph_[0] = graph::build_graph(model, spec, go);
 
@@ -118,6 +123,8 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
         cpu_workers_ = std::make_unique<CpuWorkers>(static_cast<unsigned>(std::max(options.threads, 0)));
         for (int p = 0; p < 2; ++p) host_nodes_[p] = std::make_unique<HostNodes>(graph_[p], *memory_, *cpu_workers_);
     }
+    if (bus_staging > 0)
+        for (int p = 0; p < 2; ++p) bus_copies_[p] = std::make_unique<BusCopies>(graph_[p], *memory_);
     device_graph_ = options.device_graph && memory_->can_capture();
     logits_host_ = {static_cast<float*>(memory_->alloc_host(static_cast<uint64_t>(graph_[0].n_vocab) * 4)),
                     static_cast<size_t>(graph_[0].n_vocab)};
@@ -126,7 +133,8 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
 
     // What was allocated must be the plan's bill of this session, label by label: budgets are
     // checked against plans made before a session exists, so a drift would make them all wrong.
-    bill_ = plan::bill_session(model, graph_[0], device.kind(), options.kv_type, workspace, memory_->label(), split);
+    bill_ = plan::bill_session(model, graph_[0], device.kind(), options.kv_type, workspace, memory_->label(), split,
+                               bus_staging);
     const auto planned = bill_.bytes_by_label();
     const auto& allocated = memory_->allocated_by_label();
     if (planned != allocated) {
@@ -175,7 +183,9 @@ HostSplitStats Session::host_split_stats() const {
 void Session::run_nodes(const graph::Graph& g, bool want_logits, void* marks) {
     size_t next_layer_end = 0;
     HostNodes* host = host_nodes_[&g == &graph_[0] ? 0 : 1].get();
+    BusCopies* bus = bus_copies_[&g == &graph_[0] ? 0 : 1].get();
     if (host != nullptr) host->begin_step();
+    if (bus != nullptr) bus->begin_step(want_logits);
     if (marks != nullptr) memory_->record_mark(marks, 0);
     for (size_t i = 0; i < g.nodes.size(); ++i) {
         const graph::Node& n = g.nodes[i];
@@ -188,7 +198,10 @@ void Session::run_nodes(const graph::Graph& g, bool want_logits, void* marks) {
             host->start(i);  // runs beside the nodes after it; joined before a node that needs it
             if (marks != nullptr) memory_->record_mark(marks, static_cast<uint32_t>(i + 1));
         } else {
+            const bool staged = bus != nullptr && bus->is_staged(i);
+            if (staged) bus->before(i);  // waits for the copy of its rows into its staging slot
             const dense_status s = n.op.impl.run(n.op.impl.user, &n.call);
+            if (staged) bus->after(i);
             if (marks != nullptr) memory_->record_mark(marks, static_cast<uint32_t>(i + 1));
             if (s != DENSE_OK)
                 throw Error(s == DENSE_E_NUMERIC ? ErrorKind::Numeric : ErrorKind::Pack,

@@ -9,6 +9,7 @@
 // state and position exactly as they were.
 #pragma once
 
+#include "exec/bus_copies.hpp"
 #include "exec/bus_rows.hpp"
 #include "exec/device_memory.hpp"
 #include "exec/host_nodes.hpp"
@@ -52,10 +53,11 @@ struct SessionOptions {
     // GPU sessions: keep the uploaded weights' pages in the page cache (they still leave this
     // process). Off by default, so a 15 GB model does not stay in the machine's memory after load.
     bool keep_page_cache = false;
-    // GPU sessions with a row split: the share (0..1) of each split weight's host rows that the GPU
-    // reads itself over the bus (from a page-locked copy made at load), beside the CPU workers
-    // (exec/bus_rows.hpp).
-    // Ignored on the CPU. 0: the CPU reads every row that is not in VRAM.
+    // Sessions with a row split: the share (0..1) of each split weight's host rows that the device
+    // computes itself, copied over the bus each token from a page-locked copy made at load, beside
+    // the CPU workers (exec/bus_rows.hpp, exec/bus_copies.hpp); costs plan::bus_staging_bytes of
+    // device memory. 0: the CPU reads every row that is not in VRAM. (On a CPU session the "copy"
+    // is a memcpy: useful to tests only.)
     double bus_read_share = 0.0;
 };
 
@@ -106,7 +108,7 @@ public:
     std::string device_label() const { return memory_->label(); }
     // A GPU session's row split: what its CPU parts did so far (all zero without a split).
     HostSplitStats host_split_stats() const;
-    // Bytes of weight rows the GPU reads from host memory over the bus per step (0 without).
+    // Bytes of weight rows copied to the device over the bus per step (0 without).
     uint64_t bus_weight_bytes() const noexcept { return bus_rows_ ? bus_rows_->bus_bytes() : 0; }
 
     void reset();  // position 0, state and caches zeroed
@@ -128,8 +130,9 @@ private:
 
     std::unique_ptr<DeviceMemory> memory_;
     std::unique_ptr<WeightStore> weights_;
-    // The rows the GPU reads over the bus, in page-locked host memory owned by memory_.
+    // The rows copied to the GPU over the bus, in page-locked host memory owned by memory_.
     std::unique_ptr<BusRows> bus_rows_;
+    std::unique_ptr<BusCopies> bus_copies_[2];  // [parity]
     graph::Graph graph_[2];       // [parity]: parity 1 has state banks A and B swapped
     std::vector<void*> buffers_;  // one per graph buffer
     int32_t* step_inputs_ = nullptr;  // token, position, n_kv, status: adjacent, one copy per step

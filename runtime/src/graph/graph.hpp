@@ -61,6 +61,15 @@ struct Node {
     // The CPU rows of a row-split GEMV: the executor runs it on host threads beside the rest of the
     // step (exec/host_nodes.hpp) instead of calling it in line.
     bool split_cpu_part = false;
+    // Rows of a split weight that reach the device by copy (exec/bus_copies.hpp): before the node
+    // runs, `bytes` from page-locked host memory at `source` must have been copied into staging slot
+    // `slot`, which the node's weight view (src[0]) reads. bytes == 0: an ordinary node.
+    struct BusCopy {
+        const void* source = nullptr;
+        void* slot_data = nullptr;
+        uint64_t bytes = 0;
+        uint32_t slot = 0;
+    } bus_copy;
     // Filled by resolve(): the call the executor hands to op.impl.run.
     std::vector<dense_tensor_view> src_views, dst_views;
     dense_op_call call{};

@@ -36,13 +36,20 @@ struct GraphOptions {
     // first). Empty, or a value >= the weight's rows: no split. Asked for GEMV weights only (the
     // planner's exact-cover verifier refuses a placement that splits any other weight).
     std::function<int64_t(const gguf::TensorInfo*)> device_rows;
-    // Of a split weight's rows past device_rows, how many leading ones the DEVICE reads itself from
-    // host memory over the bus (exec/bus_rows.hpp): rows [device_rows, device_rows + bus_rows) become
-    // a third GEMV node, on the device, whose weight view starts at bus_weight(t) (the device's
-    // address of those rows in host memory); the CPU node keeps the rest. Empty or 0: the CPU reads
-    // every host row.
+    // Of a split weight's rows past device_rows, how many leading ones the DEVICE computes from a
+    // page-locked host copy that is copied over the bus each token (exec/bus_rows.hpp,
+    // exec/bus_copies.hpp): rows [device_rows, device_rows + bus_rows) become GEMV nodes on the
+    // device, one per chunk of at most bus_staging.slot_bytes, each reading its rows from a staging
+    // slot in VRAM (slots taken round robin over the whole graph) and carrying the copy that fills
+    // the slot (Node::bus_copy: from bus_source(t), where t's first bus row lies in host memory); the
+    // CPU node keeps the rest. Empty or 0: the CPU reads every host row.
     std::function<int64_t(const gguf::TensorInfo*)> bus_rows;
-    std::function<const void*(const gguf::TensorInfo*)> bus_weight;
+    std::function<const void*(const gguf::TensorInfo*)> bus_source;
+    struct BusStaging {
+        void* base = nullptr;  // slots * slot_bytes of device memory
+        uint32_t slots = 0;
+        uint64_t slot_bytes = 0;
+    } bus_staging;
 };
 
 // The node list with symbolic buffers; nothing allocated yet. Throws dense::Error(Model) when a recipe

@@ -11,6 +11,10 @@ namespace dense::graph {
 
 namespace {
 
+// Chunks of bus rows start at multiples of the CUDA GEMV's 8-row warp tile, like every split point
+// (plan::kSplitRowTile; the plan stage builds on this one, so the constant is repeated, not included).
+constexpr int64_t kBusRowTile = 8;
+
 template <class P>
 std::vector<std::byte> params_bytes(P p) {
     p.hdr = {static_cast<uint16_t>(DENSE_ABI_MAJOR), static_cast<uint16_t>(DENSE_ABI_MINOR), static_cast<uint32_t>(sizeof(P))};
@@ -387,7 +391,7 @@ void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, co
         contiguous_strides(r.view);
         return r;
     };
-    const int64_t bus = options_.bus_rows && options_.bus_weight ? std::clamp<int64_t>(options_.bus_rows(t), 0, rows - keep) : 0;
+    const int64_t bus = options_.bus_rows && options_.bus_source ? std::clamp<int64_t>(options_.bus_rows(t), 0, rows - keep) : 0;
     const int64_t cpu_first = keep + bus;
     const auto range = [](int64_t first, int64_t end) {
         return "rows [" + std::to_string(first) + ", " + std::to_string(end) + ")";
@@ -408,11 +412,30 @@ void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, co
         graph_.nodes.back().key.device = DENSE_DEVICE_CPU;
         graph_.nodes.back().split_cpu_part = true;
     }
-    // The device's share of the host rows: an ordinary device GEMV whose weight lives in page-locked
-    // host memory, read in place over the bus (exec/bus_rows.hpp).
-    if (bus > 0)
-        emit(label + " " + range(keep, cpu_first) + " over the bus", DENSE_OP_GEMV_Q, w.view.type, act,
-             {row_view(options_.bus_weight(t), 0, bus), xq}, {f32(y, bus, 1, keep)}, params(), phase);
+    // The device's share of the host rows: ordinary device GEMVs, one per chunk that fits a staging
+    // slot, each reading its rows from the slot that a copy from page-locked host memory fills
+    // beside the step (exec/bus_copies.hpp).
+    if (bus > 0) {
+        const auto& staging = options_.bus_staging;
+        const uint64_t row_bytes = static_cast<uint64_t>(w.view.nb[1]);
+        const int64_t chunk_rows = staging.slots == 0 || row_bytes == 0
+                                       ? 0
+                                       : static_cast<int64_t>(staging.slot_bytes / row_bytes) / kBusRowTile * kBusRowTile;
+        if (staging.base == nullptr || chunk_rows <= 0)
+            throw Error(ErrorKind::Internal, "graph: no bus staging slot holds " + std::to_string(kBusRowTile) +
+                                                 " rows of '" + tensor_name(t) + "'");
+        const auto* source = static_cast<const std::byte*>(options_.bus_source(t));
+        for (int64_t first = 0; first < bus; first += chunk_rows) {
+            const int64_t end = std::min(bus, first + chunk_rows);
+            const uint32_t slot = next_bus_slot_;
+            next_bus_slot_ = (next_bus_slot_ + 1) % staging.slots;
+            void* slot_data = static_cast<std::byte*>(staging.base) + staging.slot_bytes * slot;
+            emit(label + " " + range(keep + first, keep + end) + " copied over the bus", DENSE_OP_GEMV_Q, w.view.type,
+                 act, {row_view(slot_data, 0, end - first), xq}, {f32(y, end - first, 1, keep + first)}, params(), phase);
+            graph_.nodes.back().bus_copy = {source + row_bytes * static_cast<uint64_t>(first), slot_data,
+                                            row_bytes * static_cast<uint64_t>(end - first), slot};
+        }
+    }
     if (keep > 0)
         emit(label + " " + range(0, keep), DENSE_OP_GEMV_Q, w.view.type, act, {row_view(w.external_ptr, 0, keep), xq},
              {f32(y, keep)}, params(), phase);

@@ -85,6 +85,7 @@ private:
     std::map<std::string, std::pair<BufferId, BufferId>> banks_;    // "conv@3" -> (A, B)
     std::map<int64_t, std::pair<BufferId, BufferId>> kv_;           // layer -> (K, V)
     int64_t current_layer_ = -1;
+    uint32_t next_bus_slot_ = 0;  // staging slots are handed out round robin (graph_builder.hpp)
 };
 
 }  // namespace dense::graph

@@ -126,7 +126,11 @@ static_assert(offsetof(dense_device_api, marks_elapsed_ms) == 152);
 static_assert(offsetof(dense_device_api, marks_destroy) == 160);
 static_assert(offsetof(dense_device_api, launch_host_fn) == 168);  // ABI 1.4
 static_assert(offsetof(dense_device_api, host_alloc_mapped) == 176);  // ABI 1.5
-static_assert(sizeof(dense_device_api) == 184);
+static_assert(offsetof(dense_device_api, event_create) == 184);  // ABI 1.6
+static_assert(offsetof(dense_device_api, event_destroy) == 192);
+static_assert(offsetof(dense_device_api, event_record) == 200);
+static_assert(offsetof(dense_device_api, stream_wait_event) == 208);
+static_assert(sizeof(dense_device_api) == 216);
 
 static_assert(offsetof(dense_pack, hdr) == 0);
 static_assert(offsetof(dense_pack, name) == 8);

@@ -5,6 +5,7 @@
 #include "core/units.hpp"
 #include "graph/graph_builder.hpp"
 #include "plan/buffer_arena.hpp"
+#include "plan/bus_staging.hpp"
 #include "plan/graph_options.hpp"
 #include "plan/op_workspace.hpp"
 #include "plan/session_bill.hpp"
@@ -65,7 +66,8 @@ VramBill make_plan(const model::BoundModel& model, const model::ModelSpec& spec,
         verify_exact_cover(model, spec, *request.row_split);
         split = &*request.row_split;
     }
-    VramBill bill = bill_session(model, graph, target.kind, request.kv_type, workspace, target.label, split);
+    VramBill bill = bill_session(model, graph, target.kind, request.kv_type, workspace, target.label, split,
+                                 bus_staging_bytes(request.bus_read_share, split));
     if (!target.device && target.kind != DENSE_DEVICE_CPU)
         bill.notes.push_back("no kernel pack can be asked about " + target.label +
                              ": activation formats assumed as dense-rt's CUDA packs pair them (Q8_32; F32 for float "

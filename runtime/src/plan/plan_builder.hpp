@@ -37,6 +37,9 @@ struct PlanRequest {
     // A row split (verified by make_plan): the GPU weight arena bills only the prefix rows. The
     // graph is planned unsplit (its buffers are the same either way).
     std::optional<Placement> row_split;
+    // With a row split: the share of its host rows copied to the device over the bus each token
+    // (exec::SessionOptions::bus_read_share), which adds the staging ring (plan/bus_staging.hpp).
+    double bus_read_share = 0.0;
 };
 
 // `packs` may be null when target.device is empty. Throws dense::Error: Config for a bad context or

@@ -4,6 +4,7 @@
 #include "core/units.hpp"
 #include "plan/allocation_size.hpp"
 #include "plan/buffer_arena.hpp"
+#include "plan/bus_staging.hpp"
 #include "plan/op_workspace.hpp"
 #include "plan/weight_arena.hpp"
 
@@ -108,7 +109,7 @@ uint64_t safety_reserve(dense_device_kind kind) noexcept {
 
 VramBill bill_session(const model::BoundModel& model, const graph::Graph& graph, dense_device_kind kind,
                       dense_type_id kv_type, std::optional<uint64_t> op_workspace, const std::string& device_label,
-                      const Placement* placement) {
+                      const Placement* placement, uint64_t bus_staging) {
     VramBill bill;
     bill.device = device_label;
     bill.device_kind = kind;
@@ -126,6 +127,12 @@ VramBill bill_session(const model::BoundModel& model, const graph::Graph& graph,
                                       ? "not known without the device's pack (billed 0; the reserve covers it)"
                                   : ws > 0 ? "sized for the hungriest op, shared by all"
                                            : "no selected op asks for one"});
+    if (bus_staging > 0) {
+        bill.allocations.push_back(Allocation{kBusStagingLabel, allocation_size(bus_staging)});
+        bill.lines.push_back(BillLine{Item::Staging, "", allocation_size(bus_staging), kBusStagingSlots, "slots",
+                                      "bus staging: weight rows copied from page-locked host memory each token "
+                                      "(bus_read_share), " + format_bytes(kBusStagingSlotBytes) + " per slot"});
+    }
     bill.reserve = safety_reserve(kind);
     if (bill.reserve > 0)
         bill.lines.push_back(

@@ -2,6 +2,7 @@
 //   1. "model weights"   the weight arena (GPU only; see weight_arena.hpp)
 //   2. "graph buffers"   the buffer arena: state banks, KV cache, activations, step inputs, logits
 //   3. "op workspace"    only when some selected op asks for one
+//   4. "bus staging"     only with bus rows (plan/bus_staging.hpp)
 // itemized by what the bytes hold and by layer kind, plus the safety reserve (GPU only).
 #pragma once
 
@@ -34,8 +35,9 @@ uint64_t safety_reserve(dense_device_kind kind) noexcept;
 // bytes (op_workspace_bytes / planned_op_workspace; 0 = none), nullopt when no pack can be asked.
 // `placement` (verified; null: every weight whole on the device): a GPU's weight arena holds only
 // the prefix rows, and cpu_read_bytes counts the suffix rows the CPU reads per token.
+// `bus_staging`: the staging ring for rows copied over the bus (bus_staging_bytes; 0 = none).
 VramBill bill_session(const model::BoundModel& model, const graph::Graph& graph, dense_device_kind kind,
                       dense_type_id kv_type, std::optional<uint64_t> op_workspace, const std::string& device_label,
-                      const Placement* placement = nullptr);
+                      const Placement* placement = nullptr, uint64_t bus_staging = 0);
 
 }  // namespace dense::plan

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define DENSE_ABI_MAJOR 1u
-#define DENSE_ABI_MINOR 5u
+#define DENSE_ABI_MINOR 6u
 
 /* dense_pack_score(NULL) returns the ABI version the pack was built against, encoded like this. It
  * lets the host refuse a pack of another major before it reads any struct the pack fills. */
@@ -360,6 +360,16 @@ typedef struct dense_device_api {
      * bytes. Synchronous; freed with host_free. */
     dense_status (*host_alloc_mapped)(void* user, uint32_t device_index, uint64_t bytes, void** out_host_ptr,
                                       const void** out_device_ptr);
+    /* ---- ABI 1.6 (NULL in older packs: the host then copies no weight rows beside the step).
+     * Events order work on two streams of one device (cudaEvent, timing off): what a stream enqueues
+     * after stream_wait_event(stream, e) waits for the work enqueued before the latest
+     * event_record(e, other) at the time of the wait. Both are capturable: a stream that waits on an
+     * event recorded on a capturing stream joins its capture. How weight rows in page-locked host
+     * memory are copied on a second stream while the step runs (the host's "bus staging"). */
+    dense_status (*event_create)(void* user, uint32_t device_index, void** out_event);
+    void (*event_destroy)(void* user, uint32_t device_index, void* event);
+    dense_status (*event_record)(void* user, uint32_t device_index, void* event, void* stream);
+    dense_status (*stream_wait_event)(void* user, uint32_t device_index, void* stream, void* event);
 } dense_device_api;
 
 typedef struct dense_pack {

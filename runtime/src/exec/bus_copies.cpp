@@ -1,0 +1,101 @@
+#include "exec/bus_copies.hpp"
+
+#include "core/error.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <string>
+
+namespace dense::exec {
+
+namespace {
+
+// DENSE_BUS_COPY_PIECE_KIB overrides the piece size (a tuning knob for measurements; default 2 MiB).
+uint64_t copy_piece_bytes() {
+    if (const char* v = std::getenv("DENSE_BUS_COPY_PIECE_KIB")) {
+        char* end = nullptr;
+        const unsigned long long kib = std::strtoull(v, &end, 10);
+        if (end != v && *end == '\0' && kib >= 64 && kib <= (uint64_t{1} << 30)) return kib << 10;
+        throw Error(ErrorKind::Usage, "DENSE_BUS_COPY_PIECE_KIB must be a number of KiB >= 64, got '" + std::string(v) + "'");
+    }
+    return uint64_t{2} << 20;
+}
+
+}  // namespace
+
+BusCopies::BusCopies(const graph::Graph& g, DeviceMemory& memory) : memory_(memory), piece_bytes_(copy_piece_bytes()) {
+    index_of_.assign(g.nodes.size(), -1);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+        const auto& b = g.nodes[i].bus_copy;
+        if (b.bytes == 0) continue;
+        index_of_[i] = static_cast<int64_t>(copies_.size());
+        copies_.push_back({i, b.source, b.slot_data, b.bytes, b.slot, g.nodes[i].phase == graph::Phase::LogitsOnly,
+                           nullptr, nullptr});
+        bytes_per_step_ += b.bytes;
+    }
+    if (copies_.empty()) return;
+    if (!memory_.can_overlap_copies())
+        throw Error(ErrorKind::Device, memory_.label() + " cannot copy weight rows beside the step (its pack is older "
+                                       "than ABI 1.6); set bus_read_share: 0");
+    fork_ = memory_.create_event();
+    for (auto& c : copies_) {
+        c.copied = memory_.create_event();
+        c.consumed = memory_.create_event();
+    }
+    active_pos_.assign(copies_.size(), -1);
+}
+
+void BusCopies::begin_step(bool want_logits) {
+    active_.clear();
+    previous_reader_.clear();
+    enqueued_ = read_ = 0;
+    if (copies_.empty()) return;
+    std::map<uint32_t, int64_t> last_in_slot;
+    for (size_t k = 0; k < copies_.size(); ++k) {
+        active_pos_[k] = -1;
+        if (copies_[k].logits_only && !want_logits) continue;
+        auto [it, fresh] = last_in_slot.try_emplace(copies_[k].slot, -1);
+        previous_reader_.push_back(it->second);
+        it->second = static_cast<int64_t>(active_.size());
+        active_pos_[k] = static_cast<int64_t>(active_.size());
+        active_.push_back(k);
+    }
+    if (active_.empty()) return;
+    memory_.record_event(fork_, memory_.stream());
+    memory_.wait_event(memory_.side_stream(), fork_);
+    enqueue_allowed();
+}
+
+void BusCopies::enqueue_allowed() {
+    while (enqueued_ < active_.size() && previous_reader_[enqueued_] < static_cast<int64_t>(read_)) {
+        const Copy& c = copies_[active_[enqueued_]];
+        if (previous_reader_[enqueued_] >= 0) memory_.wait_event(memory_.side_stream(), copies_[active_[static_cast<size_t>(previous_reader_[enqueued_])]].consumed);
+        // In pieces: a copy engine may serve the main stream's small copies (the CPU rows' results)
+        // too, and those should not queue behind a whole slot.
+        for (uint64_t at = 0; at < c.bytes; at += piece_bytes_)
+            memory_.to_device_on(memory_.side_stream(), static_cast<std::byte*>(c.slot_data) + at,
+                                 static_cast<const std::byte*>(c.source) + at, std::min(piece_bytes_, c.bytes - at));
+        memory_.record_event(c.copied, memory_.side_stream());
+        ++enqueued_;
+    }
+}
+
+void BusCopies::before(size_t node) {
+    const int64_t k = index_of_.at(node);
+    const int64_t pos = k < 0 ? -1 : active_pos_[static_cast<size_t>(k)];
+    if (pos != static_cast<int64_t>(read_))
+        throw Error(ErrorKind::Internal, "bus copies: node " + std::to_string(node) + " runs out of the planned order");
+    enqueue_allowed();
+    if (enqueued_ <= read_) throw Error(ErrorKind::Internal, "bus copies: a chunk runs before its copy was enqueued");
+    memory_.wait_event(memory_.stream(), copies_[static_cast<size_t>(k)].copied);
+}
+
+void BusCopies::after(size_t node) {
+    const Copy& c = copies_[static_cast<size_t>(index_of_.at(node))];
+    memory_.record_event(c.consumed, memory_.stream());
+    ++read_;
+    enqueue_allowed();
+}
+
+}  // namespace dense::exec

@@ -1,0 +1,32 @@
+// The VRAM that weight rows copied over the bus pass through (exec/bus_copies.hpp): when a row
+// split gives the GPU a share of its host rows (run config `bus_read_share`), those rows are kept in
+// page-locked host memory and copied, a chunk at a time, into a ring of staging slots in VRAM by a
+// second stream while the step runs; the GEMV of each chunk then reads VRAM at full speed.
+//
+// Why copies and not kernels that read host memory in place (session 8): on the H200 test machine
+// the pack's GEMV kernels read page-locked host memory at 14-38 GB/s alone and ~22 GB/s in the
+// model (few rows per launch, a PCIe round trip per load), while the copy engine moves 55 GB/s and
+// needs no SM. The staging costs VRAM, billed as its own allocation: kBusStagingSlots x
+// kBusStagingSlotBytes. Eight slots let the copies run up to seven chunks (about two layers of a
+// 27B at a share of 0.5) ahead of the GEMVs that consume them, across the joins with the CPU rows.
+#pragma once
+
+#include "plan/row_split.hpp"
+
+#include <cstdint>
+
+namespace dense::plan {
+
+inline constexpr uint32_t kBusStagingSlots = 8;
+inline constexpr uint64_t kBusStagingSlotBytes = uint64_t{8} << 20;
+
+// The label the staging ring is allocated with (exec/session.cpp) and billed under.
+inline constexpr const char* kBusStagingLabel = "bus staging";
+
+// Bytes of the staging ring a session allocates: all slots when a row split is given and the share
+// is positive, else 0.
+inline uint64_t bus_staging_bytes(double bus_read_share, const Placement* split) {
+    return split != nullptr && split->splits_any() && bus_read_share > 0 ? kBusStagingSlots * kBusStagingSlotBytes : 0;
+}
+
+}  // namespace dense::plan
