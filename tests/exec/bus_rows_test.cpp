@@ -278,6 +278,51 @@ TEST(BusRows, LoweringCoversEveryOutputRowOnceWithStagedChunks) {
     EXPECT_GT(multi_chunk_weights, 0u) << "the test wants weights cut into several chunks";
 }
 
+// The CPU parts of a split start as early as their data allows (graph/cpu_part_hoist.hpp): in every
+// layer ffn_up's CPU rows come right after ffn_gate's (they read the same input), before either
+// weight's device nodes; and no CPU part moved above a node that writes what it reads.
+TEST(CpuPartHoist, CpuPartsOfALayerStartBeforeItsDeviceNodes) {
+    const BusLayout l = layout(0.5);
+    std::vector<std::byte> staging(8 << 20);
+    graph::GraphOptions o;
+    o.n_ctx = 64;
+    o.kv_type = DENSE_TYPE_F16;
+    o.device_kind = DENSE_DEVICE_CUDA;
+    o.activation_for = [](dense_type_id) { return DENSE_TYPE_Q8_32; };
+    o.device_rows = [&](const gguf::TensorInfo* t) { return l.keep.count(t) ? l.keep.at(t) : t->ne[1]; };
+    o.bus_rows = [&](const gguf::TensorInfo* t) { return l.bus.count(t) ? l.bus.at(t) : int64_t{0}; };
+    o.bus_source = [&](const gguf::TensorInfo*) { return static_cast<const void*>(staging.data()); };
+    o.bus_staging = {staging.data(), 2, 4 << 20};
+    const graph::Graph g = graph::build_graph(tiny().bound, qwen35_spec(), o);
+    size_t layers_checked = 0;
+    for (const auto& layer : tiny().bound.layers) {
+        const std::string gate = "blk." + std::to_string(layer.index) + ".ffn_gate.weight ";
+        const std::string up = "blk." + std::to_string(layer.index) + ".ffn_up.weight ";
+        std::vector<std::string> order;  // "gate cpu", "up cpu", "gate device", ...
+        for (const auto& n : g.nodes) {
+            const bool is_gate = n.label.rfind(gate, 0) == 0, is_up = n.label.rfind(up, 0) == 0;
+            if (!is_gate && !is_up) continue;
+            const std::string what = std::string(is_gate ? "gate" : "up") + (n.split_cpu_part ? " cpu" : " device");
+            if (order.empty() || order.back() != what) order.push_back(what);
+        }
+        if (order.empty()) continue;
+        ASSERT_GE(order.size(), 3u) << layer.index;
+        EXPECT_EQ(order[0], "gate cpu") << layer.index;
+        EXPECT_EQ(order[1], "up cpu") << layer.index << ": ffn_up's CPU rows start only after ffn_gate's device nodes";
+        ++layers_checked;
+    }
+    EXPECT_GT(layers_checked, 0u);
+    // A CPU part never precedes the node that produces its input.
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+        if (!g.nodes[i].split_cpu_part) continue;
+        const auto& x = g.nodes[i].src.at(1);
+        for (size_t j = i + 1; j < g.nodes.size() && g.nodes[j].layer == g.nodes[i].layer; ++j)
+            for (const auto& d : g.nodes[j].dst)
+                EXPECT_FALSE(!d.external && d.buffer == x.buffer && g.nodes[j].label.find("gemv") == std::string::npos)
+                    << g.nodes[i].label << " runs before " << g.nodes[j].label << ", which writes its input";
+    }
+}
+
 // A device that runs nothing and logs what is enqueued where: events recorded and waited for, copies
 // on the side stream, and (from the test) the GEMVs that read the slots.
 class ScheduleLog final : public exec::DeviceMemory {
@@ -470,7 +515,7 @@ TEST(BusRows, CpuSessionWithBusRowsIsBitIdenticalToNoSplit) {
         SCOPED_TRACE("share " + std::to_string(share));
         auto s = session(half, share);
         EXPECT_GT(s->bus_weight_bytes(), 0u);
-        EXPECT_EQ(s->bill().bytes_by_label().at(plan::kBusStagingLabel), plan::kBusStagingSlots * plan::kBusStagingSlotBytes);
+        EXPECT_EQ(s->bill().bytes_by_label().at(plan::kBusStagingLabel), plan::bus_staging_slots() * plan::bus_staging_slot_bytes());
         EXPECT_EQ(s->host_split_stats().jobs, 0u);
         for (const bool alternate : {false, true}) {
             s->reset();

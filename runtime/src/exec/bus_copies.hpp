@@ -6,7 +6,7 @@
 //   side stream:  [wait: the slot's previous reader ran] copy host -> slot, record "copied"
 //   main stream:  ... wait "copied", the chunk's GEMV, record "consumed" ...
 //
-// (each copy in pieces of 2 MiB, DENSE_BUS_COPY_PIECE_KIB to measure others), so the copy engine
+// (each copy in pieces of at most 8 MiB, DENSE_BUS_COPY_PIECE_KIB to measure others), so the copy engine
 // fills the next slots while the main stream computes, the CPU rows run and the
 // joins wait, and it stays up to (slots - 1) chunks ahead. Copies are enqueued in the order their
 // nodes run, each one as soon as the previous reader of its slot is enqueued on the main stream (the

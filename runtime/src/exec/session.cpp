@@ -78,8 +78,8 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
             return it == bus_rows.end() ? int64_t{0} : it->second;
         };
         go.bus_source = [this](const gguf::TensorInfo* t) { return bus_rows_->host_rows(t); };
-        go.bus_staging = {memory_->alloc(bus_staging, plan::kBusStagingLabel), plan::kBusStagingSlots,
-                          plan::kBusStagingSlotBytes};
+        go.bus_staging = {memory_->alloc(bus_staging, plan::kBusStagingLabel), plan::bus_staging_slots(),
+                          plan::bus_staging_slot_bytes()};
     }
     graph_[0] = graph::build_graph(model, spec, go);
 

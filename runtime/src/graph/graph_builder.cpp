@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/type_table.hpp"
+#include "graph/cpu_part_hoist.hpp"
 #include "graph/step_lowering.hpp"
 
 #include <cstring>
@@ -42,7 +43,9 @@ Graph build_graph(const model::BoundModel& model, const model::ModelSpec& spec, 
     low.check_finite("h", Phase::Always);
     for (size_t i = head_split; i < head.size(); ++i) low.lower(head[i], nullptr, Phase::LogitsOnly);
     low.check_finite("logits", Phase::LogitsOnly);
-    return low.finish();
+    Graph g = low.finish();
+    hoist_cpu_parts(g);
+    return g;
 }
 
 }  // namespace dense::graph

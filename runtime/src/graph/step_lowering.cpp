@@ -412,6 +412,10 @@ void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, co
         graph_.nodes.back().key.device = DENSE_DEVICE_CPU;
         graph_.nodes.back().split_cpu_part = true;
     }
+    // The device's own rows first: they keep the GPU busy while the bus chunks' copies land.
+    if (keep > 0)
+        emit(label + " " + range(0, keep), DENSE_OP_GEMV_Q, w.view.type, act, {row_view(w.external_ptr, 0, keep), xq},
+             {f32(y, keep)}, params(), phase);
     // The device's share of the host rows: ordinary device GEMVs, one per chunk that fits a staging
     // slot, each reading its rows from the slot that a copy from page-locked host memory fills
     // beside the step (exec/bus_copies.hpp).
@@ -436,9 +440,6 @@ void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, co
                                             row_bytes * static_cast<uint64_t>(end - first), slot};
         }
     }
-    if (keep > 0)
-        emit(label + " " + range(0, keep), DENSE_OP_GEMV_Q, w.view.type, act, {row_view(w.external_ptr, 0, keep), xq},
-             {f32(y, keep)}, params(), phase);
 }
 
 void Lowering::conv1d_causal_silu(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {

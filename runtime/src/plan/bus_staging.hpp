@@ -20,13 +20,17 @@ namespace dense::plan {
 inline constexpr uint32_t kBusStagingSlots = 8;
 inline constexpr uint64_t kBusStagingSlotBytes = uint64_t{8} << 20;
 
+// The ring's shape: the constants above, or DENSE_BUS_SLOTS (2-256) and DENSE_BUS_SLOT_MIB (1-1024)
+// from the environment, tuning knobs for measurements that plan and session both read (so the bill
+// still matches). A malformed value is dense::Error(Usage) naming the variable.
+uint32_t bus_staging_slots();
+uint64_t bus_staging_slot_bytes();
+
 // The label the staging ring is allocated with (exec/session.cpp) and billed under.
 inline constexpr const char* kBusStagingLabel = "bus staging";
 
 // Bytes of the staging ring a session allocates: all slots when a row split is given and the share
 // is positive, else 0.
-inline uint64_t bus_staging_bytes(double bus_read_share, const Placement* split) {
-    return split != nullptr && split->splits_any() && bus_read_share > 0 ? kBusStagingSlots * kBusStagingSlotBytes : 0;
-}
+uint64_t bus_staging_bytes(double bus_read_share, const Placement* split);
 
 }  // namespace dense::plan

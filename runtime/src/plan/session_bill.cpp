@@ -129,9 +129,9 @@ VramBill bill_session(const model::BoundModel& model, const graph::Graph& graph,
                                            : "no selected op asks for one"});
     if (bus_staging > 0) {
         bill.allocations.push_back(Allocation{kBusStagingLabel, allocation_size(bus_staging)});
-        bill.lines.push_back(BillLine{Item::Staging, "", allocation_size(bus_staging), kBusStagingSlots, "slots",
+        bill.lines.push_back(BillLine{Item::Staging, "", allocation_size(bus_staging), bus_staging_slots(), "slots",
                                       "bus staging: weight rows copied from page-locked host memory each token "
-                                      "(bus_read_share), " + format_bytes(kBusStagingSlotBytes) + " per slot"});
+                                      "(bus_read_share), " + format_bytes(bus_staging_slot_bytes()) + " per slot"});
     }
     bill.reserve = safety_reserve(kind);
     if (bill.reserve > 0)
