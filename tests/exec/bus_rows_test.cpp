@@ -19,10 +19,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
 #include <map>
+#include <set>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -324,20 +326,26 @@ TEST(CpuPartHoist, CpuPartsOfALayerStartBeforeItsDeviceNodes) {
 }
 
 // A device that runs nothing and logs what is enqueued where: events recorded and waited for, copies
-// on the side stream, and (from the test) the GEMVs that read the slots.
+// on the side streams, and (from the test) the GEMVs that read the slots.
 class ScheduleLog final : public exec::DeviceMemory {
 public:
     struct Op {
         enum Kind { Record, Wait, Copy, Run } kind;
-        bool side;          // on the side stream
+        int stream;         // 0: the main stream, 1 + i: side stream i
         const void* event;  // Record, Wait
         size_t node;        // Copy, Run
     };
     std::vector<Op> ops;
-    int side_token = 0, main_token = 0;
+    int main_token = 0;
+    int side_tokens[8] = {};
     std::vector<std::unique_ptr<int>> events;
-    std::map<void*, size_t> copy_into;  // slot data -> node whose copy this is (set by the test)
 
+    int stream_id(const void* s) const {
+        for (int i = 0; i < 8; ++i)
+            if (s == &side_tokens[i]) return 1 + i;
+        EXPECT_EQ(s, &main_token) << "an unknown stream";
+        return 0;
+    }
     dense_device_kind kind() const noexcept override { return DENSE_DEVICE_CUDA; }
     std::string label() const override { return "schedule log"; }
     void* alloc(uint64_t, const std::string&) override { return nullptr; }
@@ -349,16 +357,16 @@ public:
     uint64_t allocated_bytes() const noexcept override { return 0; }
     void copy(void*, const void*, uint64_t) override {}
     bool can_overlap_copies() const noexcept override { return true; }
-    void* side_stream() override { return &side_token; }
+    void* side_stream(unsigned index) override { return &side_tokens[index]; }
     void* create_event() override {
         events.push_back(std::make_unique<int>(0));
         return events.back().get();
     }
-    void record_event(void* e, void* s) override { ops.push_back({Op::Record, s == &side_token, e, 0}); }
-    void wait_event(void* s, void* e) override { ops.push_back({Op::Wait, s == &side_token, e, 0}); }
+    void record_event(void* e, void* s) override { ops.push_back({Op::Record, stream_id(s), e, 0}); }
+    void wait_event(void* s, void* e) override { ops.push_back({Op::Wait, stream_id(s), e, 0}); }
     void to_device_on(void* s, void*, const void* src, uint64_t) override {
-        EXPECT_EQ(s, &side_token) << "a bus copy on the main stream";
-        ops.push_back({Op::Copy, true, nullptr, reinterpret_cast<uintptr_t>(src)});  // node id smuggled in src
+        EXPECT_NE(stream_id(s), 0) << "a bus copy on the main stream";
+        ops.push_back({Op::Copy, stream_id(s), nullptr, reinterpret_cast<uintptr_t>(src)});  // node id smuggled in src
     }
 };
 
@@ -381,42 +389,49 @@ graph::Graph staged_graph(size_t n, uint32_t slots) {
     return g;
 }
 
-// Replays the log as the streams would run it and checks, for every staged node: its copy was
-// enqueued after the side stream waited for the previous reader of its slot (so it cannot overwrite
-// bytes still to be read), and the node ran after the main stream waited for its own copy. Returns
-// how many copies were enqueued before the first staged node ran (how far the copies run ahead).
-size_t check_schedule(const graph::Graph& g, const ScheduleLog& log, bool want_logits) {
-    std::map<const void*, std::pair<bool, size_t>> last_record;  // event -> (side?, op index)
-    std::map<size_t, size_t> copy_at, run_at;                    // node -> op index
-    std::map<uint32_t, size_t> slot_reader;                      // slot -> last node run reading it
-    size_t side_knows_main = 0;  // main-stream ops before this index are done, as the side stream knows
-    size_t main_knows_side = 0;  // side-stream ops before this index are done, as the main stream knows
+// Replays the log as the streams would run it (each stream in order; a wait makes everything
+// enqueued on the other stream before the event's latest record known done) and checks, for every
+// staged node: its copy was enqueued after its stream learned that the previous reader of its slot
+// ran (so it cannot overwrite bytes still to be read), and the node ran after the main stream
+// learned that its copy was done. Returns how many copies were enqueued before the first staged
+// node ran (how far the copies run ahead).
+size_t check_schedule(const graph::Graph& g, const ScheduleLog& log, bool want_logits, int side_streams) {
+    std::map<const void*, std::pair<int, size_t>> last_record;  // event -> (stream, op index)
+    std::map<size_t, std::pair<int, size_t>> copy_at;           // node -> (stream, op index)
+    std::map<size_t, size_t> run_at;                            // node -> op index
+    std::map<int, size_t> knows_main;                           // side stream -> main ops before this index are done
+    std::map<int, size_t> main_knows;                           // side stream -> its ops before this index are done
+    std::map<int, bool> forked;
     size_t copies_before_first_run = 0;
     bool ran_any = false;
     for (size_t i = 0; i < log.ops.size(); ++i) {
         const auto& op = log.ops[i];
         switch (op.kind) {
-            case ScheduleLog::Op::Record: last_record[op.event] = {op.side, i}; break;
+            case ScheduleLog::Op::Record: last_record[op.event] = {op.stream, i}; break;
             case ScheduleLog::Op::Wait: {
                 auto it = last_record.find(op.event);
                 EXPECT_NE(it, last_record.end()) << "op " << i << " waits for an event never recorded";
                 if (it == last_record.end()) break;
-                EXPECT_NE(it->second.first, op.side) << "op " << i << " waits for its own stream";
-                if (op.side)
-                    side_knows_main = std::max(side_knows_main, it->second.second);
-                else
-                    main_knows_side = std::max(main_knows_side, it->second.second);
+                EXPECT_NE(it->second.first, op.stream) << "op " << i << " waits for its own stream";
+                if (op.stream != 0) {
+                    EXPECT_EQ(it->second.first, 0) << "op " << i << ": a side stream waits for another side stream";
+                    knows_main[op.stream] = std::max(knows_main[op.stream], it->second.second);
+                    if (!forked[op.stream]) forked[op.stream] = true;
+                } else {
+                    main_knows[it->second.first] = std::max(main_knows[it->second.first], it->second.second);
+                }
                 break;
             }
             case ScheduleLog::Op::Copy: {
-                copy_at[op.node] = i;
+                EXPECT_TRUE(forked[op.stream]) << "side stream " << op.stream << " copies before joining the step";
+                copy_at[op.node] = {op.stream, i};
                 if (!ran_any) ++copies_before_first_run;
                 const uint32_t slot = g.nodes[op.node].bus_copy.slot;
-                // Every node that read this slot before must have run, as far as the side stream knows.
+                // Every node that read this slot before must have run, as far as this stream knows.
                 for (const auto& [node, at] : run_at) {
                     if (g.nodes[node].bus_copy.slot == slot) {
-                        EXPECT_LT(at, side_knows_main) << "the copy for node " << op.node << " may overwrite slot " << slot
-                                                       << " before node " << node << " read it";
+                        EXPECT_LT(at, knows_main[op.stream]) << "the copy for node " << op.node << " may overwrite slot "
+                                                             << slot << " before node " << node << " read it";
                     }
                 }
                 break;
@@ -427,21 +442,24 @@ size_t check_schedule(const graph::Graph& g, const ScheduleLog& log, bool want_l
                 auto c = copy_at.find(op.node);
                 EXPECT_NE(c, copy_at.end()) << "node " << op.node << " ran before its copy was enqueued";
                 if (c != copy_at.end()) {
-                    EXPECT_LT(c->second, main_knows_side) << "node " << op.node << " may run before its copy is done";
+                    EXPECT_LT(c->second.second, main_knows[c->second.first])
+                        << "node " << op.node << " may run before its copy is done";
                 }
                 break;
             }
         }
     }
+    std::set<int> used;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
         if (g.nodes[i].bus_copy.bytes == 0) continue;
         const bool runs = want_logits || g.nodes[i].phase != graph::Phase::LogitsOnly;
         EXPECT_EQ(copy_at.count(i), runs ? 1u : 0u) << "node " << i;
         EXPECT_EQ(run_at.count(i), runs ? 1u : 0u) << "node " << i;
+        if (copy_at.count(i)) used.insert(copy_at[i].first);
     }
-    // The side stream first joins the main stream (a captured step's copies join its capture).
-    EXPECT_TRUE(!log.ops.empty() && log.ops[0].kind == ScheduleLog::Op::Record && !log.ops[0].side);
-    EXPECT_TRUE(log.ops.size() > 1 && log.ops[1].kind == ScheduleLog::Op::Wait && log.ops[1].side);
+    EXPECT_EQ(static_cast<int>(used.size()), side_streams) << "the copies did not take turns on every side stream";
+    // The step's stream first records the fork the side streams join.
+    EXPECT_TRUE(!log.ops.empty() && log.ops[0].kind == ScheduleLog::Op::Record && log.ops[0].stream == 0);
     return copies_before_first_run;
 }
 
@@ -450,28 +468,33 @@ void drive(exec::BusCopies& bus, const graph::Graph& g, ScheduleLog& log, bool w
     for (size_t i = 0; i < g.nodes.size(); ++i) {
         if (!bus.is_staged(i) || (!want_logits && g.nodes[i].phase == graph::Phase::LogitsOnly)) continue;
         bus.before(i);
-        log.ops.push_back({ScheduleLog::Op::Run, false, nullptr, i});
+        log.ops.push_back({ScheduleLog::Op::Run, 0, nullptr, i});
         bus.after(i);
     }
 }
 
 TEST(BusCopies, EachCopyWaitsForItsSlotsLastReaderAndEachReaderForItsCopy) {
-    for (const uint32_t slots : {1u, 2u, 4u}) {
-        for (const bool logits : {true, false}) {
-            SCOPED_TRACE("slots " + std::to_string(slots) + (logits ? ", with logits" : ", state only"));
-            const graph::Graph g = staged_graph(9, slots);
-            ScheduleLog log;
-            exec::BusCopies bus(g, log);
-            EXPECT_EQ(bus.bytes_per_step(), 9u * 1024);
-            drive(bus, g, log, logits);
-            // The copies run ahead of their readers by as many slots as there are.
-            EXPECT_EQ(check_schedule(g, log, logits), slots);
-            // A second step on the same events checks the same way.
-            log.ops.clear();
-            drive(bus, g, log, logits);
-            EXPECT_EQ(check_schedule(g, log, logits), slots);
+    for (const int streams : {1, 2}) {
+        ::setenv("DENSE_BUS_STREAMS", std::to_string(streams).c_str(), 1);
+        for (const uint32_t slots : {1u, 2u, 4u}) {
+            for (const bool logits : {true, false}) {
+                SCOPED_TRACE(std::to_string(streams) + " side streams, " + std::to_string(slots) + " slots" +
+                             (logits ? ", with logits" : ", state only"));
+                const graph::Graph g = staged_graph(9, slots);
+                ScheduleLog log;
+                exec::BusCopies bus(g, log);
+                EXPECT_EQ(bus.bytes_per_step(), 9u * 1024);
+                drive(bus, g, log, logits);
+                // The copies run ahead of their readers by as many slots as there are.
+                EXPECT_EQ(check_schedule(g, log, logits, streams), slots);
+                // A second step on the same events checks the same way.
+                log.ops.clear();
+                drive(bus, g, log, logits);
+                EXPECT_EQ(check_schedule(g, log, logits, streams), slots);
+            }
         }
     }
+    ::unsetenv("DENSE_BUS_STREAMS");
 }
 
 TEST(BusCopies, ANodeOutOfOrderIsAnInternalError) {

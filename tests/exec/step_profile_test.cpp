@@ -45,6 +45,12 @@ TEST(StepProfile, GroupsNodesByRoleAcrossLayers) {
     EXPECT_EQ(bench::role_of("blk.12.ffn_down.weight gemv+residual"), "ffn_down.weight gemv+residual");
     EXPECT_EQ(bench::role_of("blk.4 gated_delta_rule"), "gated_delta_rule");
     EXPECT_EQ(bench::role_of("output.weight gemv"), "output.weight gemv");
+    // The parts of a row split: one row per part kind, whatever their row ranges.
+    EXPECT_EQ(bench::role_of("blk.3.ffn_up.weight gemv rows [4096, 17408) on the cpu"), "ffn_up.weight gemv (cpu rows)");
+    EXPECT_EQ(bench::role_of("blk.3.ffn_up.weight gemv rows [1024, 4096) copied over the bus"),
+              "ffn_up.weight gemv (bus chunks)");
+    EXPECT_EQ(bench::role_of("blk.3.ffn_up.weight gemv rows [0, 1024)"), "ffn_up.weight gemv (gpu rows)");
+    EXPECT_EQ(bench::role_of("output.weight gemv rows [0, 8)"), "output.weight gemv (gpu rows)");
     EXPECT_EQ(bench::role_of("blk.x.odd"), "blk.x.odd");
 
     auto model = bind_file(gguf::GgufFile::open(data_dir() / "golden-tiny" / "tiny-qwen35-f32.gguf"));

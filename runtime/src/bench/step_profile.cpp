@@ -52,11 +52,19 @@ void append_row(std::string& out, const ProfileGroup& g, double total_ms, double
 }  // namespace
 
 std::string role_of(const std::string& label) {
-    if (label.rfind("blk.", 0) != 0) return label;
+    // The parts of a row split name their rows ("... rows [a, b) on the cpu"): one row per part kind.
+    std::string base = label;
+    if (const size_t rows = base.find(" rows ["); rows != std::string::npos) {
+        const char* part = base.find(" on the cpu", rows) != std::string::npos        ? " (cpu rows)"
+                           : base.find(" copied over the bus", rows) != std::string::npos ? " (bus chunks)"
+                                                                                          : " (gpu rows)";
+        base = base.substr(0, rows) + part;
+    }
+    if (base.rfind("blk.", 0) != 0) return base;
     size_t i = 4;
-    while (i < label.size() && std::isdigit(static_cast<unsigned char>(label[i]))) ++i;
-    if (i == 4 || i >= label.size() || (label[i] != '.' && label[i] != ' ')) return label;
-    return label.substr(i + 1);
+    while (i < base.size() && std::isdigit(static_cast<unsigned char>(base[i]))) ++i;
+    if (i == 4 || i >= base.size() || (base[i] != '.' && base[i] != ' ')) return base;
+    return base.substr(i + 1);
 }
 
 StepProfile profile_decode(exec::Session& session, int steps, int64_t depth) {

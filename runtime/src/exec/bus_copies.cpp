@@ -24,9 +24,19 @@ uint64_t copy_piece_bytes() {
     return uint64_t{8} << 20;
 }
 
+unsigned copy_streams() {
+    if (const char* v = std::getenv("DENSE_BUS_STREAMS")) {
+        if (std::string(v) == "1" || std::string(v) == "2" || std::string(v) == "3" || std::string(v) == "4")
+            return static_cast<unsigned>(v[0] - '0');
+        throw Error(ErrorKind::Usage, "DENSE_BUS_STREAMS must be 1, 2, 3 or 4, got '" + std::string(v) + "'");
+    }
+    return 1;
+}
+
 }  // namespace
 
-BusCopies::BusCopies(const graph::Graph& g, DeviceMemory& memory) : memory_(memory), piece_bytes_(copy_piece_bytes()) {
+BusCopies::BusCopies(const graph::Graph& g, DeviceMemory& memory)
+    : memory_(memory), piece_bytes_(copy_piece_bytes()), streams_(copy_streams()) {
     index_of_.assign(g.nodes.size(), -1);
     for (size_t i = 0; i < g.nodes.size(); ++i) {
         const auto& b = g.nodes[i].bus_copy;
@@ -65,20 +75,22 @@ void BusCopies::begin_step(bool want_logits) {
     }
     if (active_.empty()) return;
     memory_.record_event(fork_, memory_.stream());
-    memory_.wait_event(memory_.side_stream(), fork_);
+    for (unsigned s = 0; s < streams_; ++s) memory_.wait_event(memory_.side_stream(s), fork_);
     enqueue_allowed();
 }
 
 void BusCopies::enqueue_allowed() {
     while (enqueued_ < active_.size() && previous_reader_[enqueued_] < static_cast<int64_t>(read_)) {
         const Copy& c = copies_[active_[enqueued_]];
-        if (previous_reader_[enqueued_] >= 0) memory_.wait_event(memory_.side_stream(), copies_[active_[static_cast<size_t>(previous_reader_[enqueued_])]].consumed);
+        void* side = memory_.side_stream(static_cast<unsigned>(enqueued_ % streams_));
+        if (previous_reader_[enqueued_] >= 0)
+            memory_.wait_event(side, copies_[active_[static_cast<size_t>(previous_reader_[enqueued_])]].consumed);
         // In pieces: a copy engine may serve the main stream's small copies (the CPU rows' results)
         // too, and those should not queue behind a whole slot.
         for (uint64_t at = 0; at < c.bytes; at += piece_bytes_)
-            memory_.to_device_on(memory_.side_stream(), static_cast<std::byte*>(c.slot_data) + at,
-                                 static_cast<const std::byte*>(c.source) + at, std::min(piece_bytes_, c.bytes - at));
-        memory_.record_event(c.copied, memory_.side_stream());
+            memory_.to_device_on(side, static_cast<std::byte*>(c.slot_data) + at, static_cast<const std::byte*>(c.source) + at,
+                                 std::min(piece_bytes_, c.bytes - at));
+        memory_.record_event(c.copied, side);
         ++enqueued_;
     }
 }

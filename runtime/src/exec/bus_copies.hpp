@@ -6,7 +6,8 @@
 //   side stream:  [wait: the slot's previous reader ran] copy host -> slot, record "copied"
 //   main stream:  ... wait "copied", the chunk's GEMV, record "consumed" ...
 //
-// (each copy in pieces of at most 8 MiB, DENSE_BUS_COPY_PIECE_KIB to measure others), so the copy engine
+// (each copy in pieces of at most 8 MiB, DENSE_BUS_COPY_PIECE_KIB to measure others; DENSE_BUS_STREAMS
+// side streams taking turns, default 1, so that several copy engines may serve them), so the copy engine
 // fills the next slots while the main stream computes, the CPU rows run and the
 // joins wait, and it stays up to (slots - 1) chunks ahead. Copies are enqueued in the order their
 // nodes run, each one as soon as the previous reader of its slot is enqueued on the main stream (the
@@ -58,6 +59,7 @@ private:
 
     DeviceMemory& memory_;
     uint64_t piece_bytes_;           // copies go in pieces of at most this
+    unsigned streams_;               // side streams the copies take turns on
     std::vector<Copy> copies_;       // in graph order
     std::vector<int64_t> index_of_;  // node -> index into copies_, or -1
     void* fork_ = nullptr;

@@ -78,7 +78,8 @@ public:
         check(api_.stream_create(user_, index_, &stream_), "creating a stream");
     }
     ~PackMemory() override {
-        for (void* s : {side_stream_, stream_})
+        side_streams_.push_back(stream_);
+        for (void* s : side_streams_)
             if (s != nullptr) {
                 api_.stream_sync(user_, index_, s);
                 api_.stream_destroy(user_, index_, s);
@@ -151,7 +152,8 @@ public:
     // The copy stream too: after a failed step it may hold copies no reader waited for.
     void sync() override {
         check(api_.stream_sync(user_, index_, stream_), "waiting for the device");
-        if (side_stream_ != nullptr) check(api_.stream_sync(user_, index_, side_stream_), "waiting for the copy stream");
+        for (void* s : side_streams_)
+            if (s != nullptr) check(api_.stream_sync(user_, index_, s), "waiting for a copy stream");
     }
     void* stream() const noexcept override { return stream_; }
     uint64_t allocated_bytes() const noexcept override { return total_; }
@@ -165,9 +167,11 @@ public:
         return api_.event_create != nullptr && api_.event_destroy != nullptr && api_.event_record != nullptr &&
                api_.stream_wait_event != nullptr;
     }
-    void* side_stream() override {
-        if (side_stream_ == nullptr) check(api_.stream_create(user_, index_, &side_stream_), "creating a copy stream");
-        return side_stream_;
+    void* side_stream(unsigned index) override {
+        if (index >= side_streams_.size()) side_streams_.resize(index + 1, nullptr);
+        if (side_streams_[index] == nullptr)
+            check(api_.stream_create(user_, index_, &side_streams_[index]), "creating a copy stream");
+        return side_streams_[index];
     }
     void* create_event() override {
         if (!can_overlap_copies())
@@ -236,7 +240,7 @@ private:
     uint32_t index_;
     std::string label_;
     void* stream_ = nullptr;
-    void* side_stream_ = nullptr;
+    std::vector<void*> side_streams_;
     std::vector<void*> events_;
     std::vector<void*> blocks_;
     std::vector<void*> pinned_;

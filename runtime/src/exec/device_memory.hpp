@@ -56,7 +56,7 @@ public:
     // (exec/bus_copies.hpp). Events and the side stream are owned by this memory. On the CPU
     // everything runs at once, in enqueue order, so the same schedule runs there too.
     virtual bool can_overlap_copies() const noexcept { return false; }
-    virtual void* side_stream() { return nullptr; }  // made at the first call
+    virtual void* side_stream(unsigned /*index*/ = 0) { return nullptr; }  // each made at its first call
     virtual void* create_event() { throw Error(ErrorKind::Device, label() + " has no events"); }
     virtual void record_event(void* /*event*/, void* /*on_stream*/) {}
     virtual void wait_event(void* /*on_stream*/, void* /*event*/) {}
