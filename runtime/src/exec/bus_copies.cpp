@@ -30,7 +30,7 @@ unsigned copy_streams() {
             return static_cast<unsigned>(v[0] - '0');
         throw Error(ErrorKind::Usage, "DENSE_BUS_STREAMS must be 1, 2, 3 or 4, got '" + std::string(v) + "'");
     }
-    return 1;
+    return 2;
 }
 
 }  // namespace

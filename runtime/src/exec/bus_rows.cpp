@@ -47,7 +47,13 @@ BusRows::BusRows(DeviceMemory& memory, const std::vector<const gguf::TensorInfo*
         throw Error(ErrorKind::Device, memory.label() + " cannot copy weight rows beside the step (its pack is "
                                        "older than ABI 1.6); set bus_read_share: 0");
     const auto start = std::chrono::steady_clock::now();
-    auto* host = static_cast<std::byte*>(memory.alloc_host_locked(pinned_bytes_));
+    std::byte* host = nullptr;
+    try {
+        host = static_cast<std::byte*>(memory.alloc_host_locked(pinned_bytes_));
+    } catch (const Error& e) {
+        throw Error(ErrorKind::Device, std::string(e.what()) + "; the bus rows (bus_read_share) need that much "
+                                       "page-locked host memory: lower bus_read_share, or set it to 0");
+    }
     for (const auto& p : pieces) {
         std::memcpy(host + p.offset, p.source, p.bytes);
         where_[p.t] = host + p.offset;
