@@ -163,6 +163,18 @@ public:
             throw Error(ErrorKind::Device, label_ + ": the pack's device API (before ABI 1.4) cannot run host functions");
         check(api_.launch_host_fn(user_, index_, fn, arg, stream_), "enqueueing a host function");
     }
+    bool can_map_host() const noexcept override { return api_.host_alloc_mapped != nullptr && api_.host_free != nullptr; }
+    std::pair<void*, void*> alloc_host_mapped(uint64_t bytes) override {
+        if (!can_map_host())
+            throw Error(ErrorKind::Device, label_ + ": the pack's device API (before ABI 1.5) cannot map host memory");
+        void* host = nullptr;
+        const void* device = nullptr;
+        check(api_.host_alloc_mapped(user_, index_, bytes, &host, &device),
+              ("allocating " + format_bytes(bytes) + " of mapped page-locked host memory").c_str());
+        pinned_.push_back(host);
+        std::memset(host, 0, bytes);
+        return {host, const_cast<void*>(device)};
+    }
     bool can_overlap_copies() const noexcept override {
         return api_.event_create != nullptr && api_.event_destroy != nullptr && api_.event_record != nullptr &&
                api_.stream_wait_event != nullptr;

@@ -64,6 +64,16 @@ public:
         throw Error(ErrorKind::Device, label() + " cannot copy beside the step");
     }
 
+    // Page-locked host memory that the device's kernels read and write in place, over the bus (ABI
+    // 1.5): returns {where the host reads and writes, where kernels do}; owned by this memory. Host
+    // memory, so not in the VRAM bill. How a row split's activations and CPU results cross without a
+    // copy engine (exec/host_nodes.hpp). Throws dense::Error(Device) when the pack cannot, or the
+    // driver refuses.
+    virtual bool can_map_host() const noexcept { return false; }
+    virtual std::pair<void*, void*> alloc_host_mapped(uint64_t /*bytes*/) {
+        throw Error(ErrorKind::Device, label() + " cannot map host memory");
+    }
+
     // Host memory that transfers to and from this device run fastest from: page-locked where the
     // pack can (ABI 1.3), else plain. Owned by this memory; host memory, so not in the VRAM bill.
     virtual void* alloc_host(uint64_t bytes) {

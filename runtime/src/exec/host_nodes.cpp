@@ -53,6 +53,7 @@ struct HostNodes::Job {
         void* host;
         void* device;
         uint64_t bytes;
+        void* mapped = nullptr;  // the device's address of `host` when the staging is mapped (kernel copies)
     };
     std::vector<Copy> in, out;
     std::vector<ByteRange> reads, writes;
@@ -78,13 +79,30 @@ void require_host_functions(const DeviceMemory& memory) {
                                        "host functions (ABI 1.4); run with every weight on the GPU");
 }
 
-HostNodes::HostNodes(const graph::Graph& g, DeviceMemory& memory, CpuWorkers& workers)
-    : memory_(memory), workers_(workers) {
+HostNodes::HostNodes(const graph::Graph& g, DeviceMemory& memory, CpuWorkers& workers, const KernelCopy* kernel_copy)
+    : memory_(memory), workers_(workers), kernel_copy_(kernel_copy) {
     // Diagnostics: DENSE_ROW_SPLIT_JOIN=eager joins every job right after its
     // start (no overlap: isolates a missed dependency from a wrong CPU result); DENSE_ROW_SPLIT_TRACE=1
     // logs where each job starts and joins (at enqueue time, so once per capture).
     if (const char* v = std::getenv("DENSE_ROW_SPLIT_JOIN")) eager_join_ = std::string(v) == "eager";
     if (const char* v = std::getenv("DENSE_ROW_SPLIT_TRACE")) trace_ = std::string(v) == "1";
+    // Kernel copies: every job's staging in one block of mapped host memory, each piece 256-byte
+    // aligned (whole floats: the kernel copies F32 elements).
+    constexpr uint64_t kAlign = 256;
+    std::byte* mapped_host = nullptr;
+    std::byte* mapped_device = nullptr;
+    uint64_t mapped_used = 0;
+    if (kernel_copy_ != nullptr) {
+        uint64_t total = 0;
+        for (const auto& n : g.nodes)
+            if (n.split_cpu_part && n.src_views.size() == 2 && n.dst_views.size() == 1)
+                for (const auto* v : {&n.src_views[1], &n.dst_views[0]}) total += (view_bytes(*v) + kAlign - 1) / kAlign * kAlign;
+        if (total > 0) {
+            const auto [h, d] = memory.alloc_host_mapped(total);
+            mapped_host = static_cast<std::byte*>(h);
+            mapped_device = static_cast<std::byte*>(d);
+        }
+    }
     for (size_t i = 0; i < g.nodes.size(); ++i) {
         const graph::Node& n = g.nodes[i];
         if (!n.split_cpu_part) continue;
@@ -99,18 +117,27 @@ HostNodes::HostNodes(const graph::Graph& g, DeviceMemory& memory, CpuWorkers& wo
         job->impl = n.op.impl;
 
         // Host staging for the activation and the output slice; the CPU op sees only host memory.
-        const auto stage = [&](const dense_tensor_view& device_view) {
+        // Returns the host view and, for mapped staging, the device's address of the same bytes.
+        const auto stage = [&](const dense_tensor_view& device_view) -> std::pair<dense_tensor_view, void*> {
             dense_tensor_view v = device_view;
-            v.data = memory.alloc_host(view_bytes(device_view));
+            const uint64_t bytes = view_bytes(device_view);
+            void* mapped = nullptr;
+            if (mapped_host != nullptr && bytes % 4 == 0) {
+                v.data = mapped_host + mapped_used;
+                mapped = mapped_device + mapped_used;
+                mapped_used += (bytes + kAlign - 1) / kAlign * kAlign;
+            } else {
+                v.data = memory.alloc_host(bytes);
+            }
             v.device_kind = DENSE_DEVICE_CPU;
             v.device_index = 0;
-            return v;
+            return {v, mapped};
         };
-        const dense_tensor_view x = stage(n.src_views[1]);
-        const dense_tensor_view y = stage(n.dst_views[0]);
-        job->in.push_back({x.data, n.src_views[1].data, view_bytes(x)});
-        if (accumulates(n)) job->in.push_back({y.data, n.dst_views[0].data, view_bytes(y)});
-        job->out.push_back({y.data, n.dst_views[0].data, view_bytes(y)});
+        const auto [x, x_mapped] = stage(n.src_views[1]);
+        const auto [y, y_mapped] = stage(n.dst_views[0]);
+        job->in.push_back({x.data, n.src_views[1].data, view_bytes(x), x_mapped});
+        if (accumulates(n)) job->in.push_back({y.data, n.dst_views[0].data, view_bytes(y), y_mapped});
+        job->out.push_back({y.data, n.dst_views[0].data, view_bytes(y), y_mapped});
         job->reads = {range_of(n.src[1]), range_of(n.dst[0])};
         job->writes = {range_of(n.dst[0])};
 
@@ -188,7 +215,12 @@ void HostNodes::wait_job(void* p) {
 
 void HostNodes::start(size_t node) {
     Job& job = *by_node_.at(node);
-    for (const auto& c : job.in) memory_.to_host(c.host, c.device, c.bytes);
+    for (const auto& c : job.in) {
+        if (c.mapped != nullptr)
+            kernel_copy_->copy(c.mapped, c.device, c.bytes);
+        else
+            memory_.to_host(c.host, c.device, c.bytes);
+    }
     memory_.call_host(&HostNodes::start_job, &job);
     if (trace_) spdlog::info("row split: start '{}' (node {})", job.label, node);
     if (eager_join_) {
@@ -200,7 +232,12 @@ void HostNodes::start(size_t node) {
 
 void HostNodes::join(Job& job) {
     memory_.call_host(&HostNodes::wait_job, &job);
-    for (const auto& c : job.out) memory_.to_device(c.device, c.host, c.bytes);
+    for (const auto& c : job.out) {
+        if (c.mapped != nullptr)
+            kernel_copy_->copy(c.device, c.mapped, c.bytes);
+        else
+            memory_.to_device(c.device, c.host, c.bytes);
+    }
 }
 
 void HostNodes::join_before(const graph::Node& next) {

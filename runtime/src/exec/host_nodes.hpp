@@ -18,6 +18,7 @@
 
 #include "exec/cpu_workers.hpp"
 #include "exec/device_memory.hpp"
+#include "exec/kernel_copy.hpp"
 #include "graph/graph.hpp"
 
 #include <cstdint>
@@ -58,7 +59,9 @@ public:
     // (a pack before ABI 1.4) and Internal for a marked node that is not a GEMV on the CPU. On the
     // CPU itself (exec/device_memory.hpp) the "stream" runs everything at once, in order, so a CPU
     // session's split runs the same machinery, the other nodes going on while the workers compute.
-    HostNodes(const graph::Graph& g, DeviceMemory& memory, CpuWorkers& workers);
+    // With `kernel_copy` (exec/kernel_copy.hpp) the staging is mapped host memory and the activation
+    // out and the results back are copied by a kernel, not a copy engine.
+    HostNodes(const graph::Graph& g, DeviceMemory& memory, CpuWorkers& workers, const KernelCopy* kernel_copy = nullptr);
     ~HostNodes();
     HostNodes(const HostNodes&) = delete;
     HostNodes& operator=(const HostNodes&) = delete;
@@ -85,6 +88,7 @@ private:
 
     DeviceMemory& memory_;
     CpuWorkers& workers_;
+    const KernelCopy* kernel_copy_;
     std::vector<std::unique_ptr<Job>> jobs_;
     std::map<size_t, Job*> by_node_;
     std::vector<Job*> pending_;  // started, not yet joined (in this step's enqueue order)

@@ -121,7 +121,9 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     // beside the device's stream on a GPU, beside the other ops on the CPU.
     if (split != nullptr) {
         cpu_workers_ = std::make_unique<CpuWorkers>(static_cast<unsigned>(std::max(options.threads, 0)));
-        for (int p = 0; p < 2; ++p) host_nodes_[p] = std::make_unique<HostNodes>(graph_[p], *memory_, *cpu_workers_);
+        kernel_copy_ = KernelCopy::make(packs, options.device, *memory_);
+        for (int p = 0; p < 2; ++p)
+            host_nodes_[p] = std::make_unique<HostNodes>(graph_[p], *memory_, *cpu_workers_, kernel_copy_.get());
     }
     if (bus_staging > 0)
         for (int p = 0; p < 2; ++p) bus_copies_[p] = std::make_unique<BusCopies>(graph_[p], *memory_);

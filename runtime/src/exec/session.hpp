@@ -150,6 +150,7 @@ private:
     plan::VramBill bill_;
     // A GPU session's row split (declared last: destroyed first, after ~Session synced the stream).
     std::unique_ptr<CpuWorkers> cpu_workers_;
+    std::unique_ptr<KernelCopy> kernel_copy_;  // the split's small copies by kernel (exec/kernel_copy.hpp)
     std::unique_ptr<HostNodes> host_nodes_[2];  // [parity]
 };
 
