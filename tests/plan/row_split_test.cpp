@@ -6,6 +6,8 @@
 #include "packs/cpu_gemv_speed.hpp"
 #include "plan/plan_fixture.hpp"
 #include "plan/plan_verdict.hpp"
+#include "plan/bus_staging.hpp"
+#include "plan/plan_report.hpp"
 #include "plan/row_split.hpp"
 #include "plan/weight_arena.hpp"
 
@@ -290,6 +292,34 @@ TEST(RowSplitBill, GpuHoldsPrefixRowsAndCpuBytesAreBilled) {
     auto bad = request;
     bad.row_split->ranges.pop_back();
     EXPECT_THROW(plan::make_plan(m.bound, qwen35_spec(), nullptr, bad), Error);
+}
+
+// With bus_read_share > 0 a split also bills its staging ring (plan/bus_staging.hpp): one more
+// allocation under its label, exactly its bytes on top of the same split's peak; without a split, or
+// at share 0, nothing.
+TEST(RowSplitBill, BusShareBillsTheStagingRing) {
+    const Model& m = tiny();
+    const auto rs = plan::choose_row_split(m.bound, qwen35_spec(), plan::make_plan(m.bound, qwen35_spec(), nullptr, absent_gpu(256)).weight_bytes / 4);
+    auto request = absent_gpu(256);
+    request.row_split = rs.placement;
+    const auto plain = plan::make_plan(m.bound, qwen35_spec(), nullptr, request);
+    request.bus_read_share = 0.5;
+    const auto bus = plan::make_plan(m.bound, qwen35_spec(), nullptr, request);
+    const uint64_t ring = plan::bus_staging_slots() * plan::bus_staging_slot_bytes();
+    EXPECT_EQ(bus.peak() - plain.peak(), ring);
+    EXPECT_EQ(bus.bytes_by_label().at(plan::kBusStagingLabel), ring);
+    EXPECT_EQ(plain.bytes_by_label().count(plan::kBusStagingLabel), 0u);
+    EXPECT_EQ(bus.peak(), bus.allocated() + bus.reserve);
+    auto unsplit = absent_gpu(256);
+    unsplit.bus_read_share = 0.5;
+    EXPECT_EQ(plan::make_plan(m.bound, qwen35_spec(), nullptr, unsplit).bytes_by_label().count(plan::kBusStagingLabel), 0u);
+    // The over-budget report's split says how much of its peak the ring is.
+    const auto whole = plan::make_plan(m.bound, qwen35_spec(), nullptr, unsplit);
+    const plan::Budget budget{whole.peak() - whole.weight_bytes / 3, "test"};  // the ring (64 MiB) makes the split miss it: still reported
+    const auto report = plan::plan_and_judge(m.bound, qwen35_spec(), nullptr, unsplit, budget, false, "tiny");
+    ASSERT_TRUE(report.split.has_value());
+    EXPECT_EQ(report.split->bus_staging, ring);
+    EXPECT_NE(plan::to_text(report).find("of it the staging of bus_read_share"), std::string::npos);
 }
 
 TEST(RowSplitBill, OverBudgetReportShowsTheSplitThatFits) {

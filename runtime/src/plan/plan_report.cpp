@@ -97,7 +97,7 @@ std::string to_text(const PlanReport& r) {
                           grouped(k.cpu_bytes).c_str(), mib(k.cpu_bytes));
             out += line;
         }
-        out += "  with it: peak " + grouped(s.peak) + " bytes (" + format_bytes(s.peak) + "), " +
+        out += "  with it: peak " + grouped(s.peak) + " bytes (" + format_bytes(s.peak) + (s.bus_staging > 0 ? ", " + format_bytes(s.bus_staging) + " of it the staging of bus_read_share" : std::string()) + "), " +
                (s.fits ? "fits" : "still over") + " the budget; the CPU reads " + grouped(s.cpu_read_bytes) +
                " bytes per token (" +
                (s.fits ? "--allow-cpu-split accepts it; a run with `placement: auto` uses it" : "no split fits") + ")\n";
@@ -155,6 +155,7 @@ std::string to_json(const PlanReport& r) {
         j["row_split"] = {{"kinds", kinds},
                           {"cpu_read_bytes", r.split->cpu_read_bytes},
                           {"peak_bytes", r.split->peak},
+                          {"bus_staging_bytes", r.split->bus_staging},
                           {"fits", r.split->fits}};
     } else {
         j["row_split"] = nullptr;

@@ -23,6 +23,7 @@ struct PlanReport {
         uint64_t cpu_read_bytes = 0;  // weight bytes the CPU would read per token
         uint64_t peak = 0;            // the bill's peak with the split
         bool fits = false;            // peak <= budget
+        uint64_t bus_staging = 0;     // of the peak: the staging ring of bus_read_share (plan/bus_staging.hpp)
         Placement placement;          // the rows themselves (what a session runs with)
     };
     std::optional<Split> split;

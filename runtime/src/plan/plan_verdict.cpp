@@ -1,5 +1,7 @@
 #include "plan/plan_verdict.hpp"
 
+#include "plan/bus_staging.hpp"
+
 #include "packs/activation_choice.hpp"
 #include "packs/cpu_gemv_speed.hpp"
 
@@ -55,7 +57,8 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
             PlanRequest r = request;
             r.row_split = rs.placement;
             const VramBill b = make_plan(model, spec, packs, r);
-            report.split = PlanReport::Split{rs.kinds, b.cpu_read_bytes, b.peak(), b.peak() <= budget->bytes, rs.placement};
+            report.split = PlanReport::Split{rs.kinds, b.cpu_read_bytes, b.peak(), b.peak() <= budget->bytes,
+                                             bus_staging_bytes(r.bus_read_share, &*r.row_split), rs.placement};
             if (report.split->fits || !rs.enough) break;
             ask += b.peak() - budget->bytes;
         }
