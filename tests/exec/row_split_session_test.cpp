@@ -103,6 +103,30 @@ TEST(RowSplitSession, LogitsBitIdenticalWithAndWithoutSplit) {
     EXPECT_LT(cases[2].placement.gpu_rows("blk.0.ffn_down.weight"), tiny().bound.layers[0].tensors.at("ffn_down")->ne[1]);
 }
 
+// ffn_gate's and ffn_up's CPU rows read the same activation and, hoisted next to each other, run as
+// one job (exec/host_nodes.hpp): at least one job fewer per layer than with DENSE_ROW_SPLIT_MERGE=0,
+// the same logits bit for bit.
+TEST(RowSplitSession, GateAndUpCpuRowsRunAsOneJob) {
+    const auto placement = split_all_at([](int64_t rows) { return rows / 2; });
+    const auto jobs_and_logits = [&](const char* merge) {
+        ::setenv("DENSE_ROW_SPLIT_MERGE", merge, 1);
+        auto s = session(placement);
+        ::unsetenv("DENSE_ROW_SPLIT_MERGE");
+        const auto logits = run(*s);
+        return std::make_pair(s->host_split_stats().jobs, logits);
+    };
+    const auto [merged_jobs, merged] = jobs_and_logits("1");
+    const auto [single_jobs, single] = jobs_and_logits("0");
+    const uint64_t steps = 6;
+    // Every layer merges at least its ffn pair (the projections that share the attention input,
+    // like q/k/v, merge too); the same number every step.
+    EXPECT_GE(single_jobs - merged_jobs, steps * tiny().bound.layers.size());
+    EXPECT_EQ((single_jobs - merged_jobs) % steps, 0u);
+    ASSERT_EQ(merged.size(), single.size());
+    for (size_t i = 0; i < merged.size(); ++i)
+        EXPECT_EQ(std::memcmp(merged[i].data(), single[i].data(), merged[i].size() * sizeof(float)), 0) << "step " << i;
+}
+
 // A GPU session's split in miniature, on the CPU: the GPU's activation format (Q8_32) and every pack
 // of the build, so the CPU rows of the formats cpu-avx2 serves run there (where the CPU has AVX2),
 // the others on cpu-ref, as host jobs beside the other ops. Against the same session without a

@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -44,7 +45,7 @@ bool accumulates(const graph::Node& n) {
 struct HostNodes::Job {
     HostNodes* owner = nullptr;
     std::string label;
-    dense_op_impl impl{};
+    std::vector<dense_op_impl> chunk_impl;  // per chunk: a merged job's weights may differ in format
     // One call per chunk of rows; the views they point at live in the vectors beside them.
     std::vector<dense_op_call> chunks;
     std::vector<std::array<dense_tensor_view, 2>> chunk_src;
@@ -103,6 +104,8 @@ HostNodes::HostNodes(const graph::Graph& g, DeviceMemory& memory, CpuWorkers& wo
             mapped_device = static_cast<std::byte*>(d);
         }
     }
+    if (const char* v = std::getenv("DENSE_ROW_SPLIT_MERGE")) merge_ = std::string(v) != "0";
+    size_t last_node = SIZE_MAX;  // the previous CPU part
     for (size_t i = 0; i < g.nodes.size(); ++i) {
         const graph::Node& n = g.nodes[i];
         if (!n.split_cpu_part) continue;
@@ -114,7 +117,6 @@ HostNodes::HostNodes(const graph::Graph& g, DeviceMemory& memory, CpuWorkers& wo
         auto job = std::make_unique<Job>();
         job->owner = this;
         job->label = n.label;
-        job->impl = n.op.impl;
 
         // Host staging for the activation and the output slice; the CPU op sees only host memory.
         // Returns the host view and, for mapped staging, the device's address of the same bytes.
@@ -173,9 +175,39 @@ HostNodes::HostNodes(const graph::Graph& g, DeviceMemory& memory, CpuWorkers& wo
             call.n_threads = 1;
             job->chunks[k] = call;
         }
-        by_node_[i] = job.get();
-        jobs_.push_back(std::move(job));
+        job->chunk_impl.assign(job->chunks.size(), n.op.impl);
+        // The CPU part right before this one reads the same activation (ffn_gate and ffn_up, made
+        // adjacent by graph/cpu_part_hoist.hpp): one job for both, so one copy out, one start, one
+        // join per pair (fewer GPU->CPU->GPU round trips on the step's critical path).
+        Job* prev = jobs_.empty() ? nullptr : jobs_.back().get();
+        if (merge_ && prev != nullptr && last_node + 1 == i && !accumulates(n) && prev->in.size() == 1 &&
+            prev->in[0].device == n.src_views[1].data && prev->in[0].bytes == view_bytes(n.src_views[1]) &&
+            g.nodes[last_node].layer == n.layer && g.nodes[last_node].phase == n.phase) {
+            const dense_tensor_view prev_x = prev->chunk_src.front()[1];
+            for (size_t k = 0; k < job->chunks.size(); ++k) {
+                prev->chunk_src.push_back({job->chunk_src[k][0], prev_x});
+                prev->chunk_dst.push_back(job->chunk_dst[k]);
+                prev->chunks.push_back(job->chunks[k]);
+                prev->chunk_impl.push_back(job->chunk_impl[k]);
+            }
+            prev->out.insert(prev->out.end(), job->out.begin(), job->out.end());
+            prev->reads.insert(prev->reads.end(), job->reads.begin(), job->reads.end());
+            prev->writes.insert(prev->writes.end(), job->writes.begin(), job->writes.end());
+            prev->label += " + " + job->label;
+            by_node_[i] = prev;
+            followers_.insert(i);
+        } else {
+            by_node_[i] = job.get();
+            jobs_.push_back(std::move(job));
+        }
+        last_node = i;
     }
+    // The chunk calls point into their job's view vectors, which merging may have moved.
+    for (auto& job : jobs_)
+        for (size_t k = 0; k < job->chunks.size(); ++k) {
+            job->chunks[k].src = job->chunk_src[k].data();
+            job->chunks[k].dst = &job->chunk_dst[k];
+        }
 }
 
 HostNodes::~HostNodes() { drain(); }
@@ -193,7 +225,8 @@ void HostNodes::start_job(void* p) {
 void HostNodes::run_chunk(void* p, size_t index) {
     auto& job = *static_cast<Job*>(p);
     const auto from = Clock::now();
-    const dense_status s = job.impl.run(job.impl.user, &job.chunks[index]);
+    const dense_op_impl& impl = job.chunk_impl[index];
+    const dense_status s = impl.run(impl.user, &job.chunks[index]);
     const auto to = Clock::now();
     std::lock_guard lock(job.mutex);
     job.thread_ms += std::chrono::duration<double, std::milli>(to - from).count();
@@ -214,6 +247,7 @@ void HostNodes::wait_job(void* p) {
 }
 
 void HostNodes::start(size_t node) {
+    if (followers_.count(node)) return;  // merged into the job of the CPU part before it, started there
     Job& job = *by_node_.at(node);
     for (const auto& c : job.in) {
         if (c.mapped != nullptr)

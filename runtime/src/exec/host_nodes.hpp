@@ -10,7 +10,8 @@
 //   join:  a host function that waits for the chunks, then the copy of the output slice back.
 //
 // A job is joined right before the first later node that reads or writes its output, or writes its
-// inputs (byte ranges of graph buffers), and at the end of the step. So the GPU prefix and the CPU
+// inputs (byte ranges of graph buffers), and at the end of the step. Adjacent CPU parts that read
+// the same activation (ffn_gate's and ffn_up's) are one job: one copy out, one start, one join. So the GPU prefix and the CPU
 // suffix of a GEMV run at the same time and only activations cross the bus (a few KiB per split
 // GEMV). Everything is enqueued on the session's one stream, so it is captured into the step's
 // device graph like any kernel and replays with it.
@@ -24,6 +25,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <vector>
 
 namespace dense::exec {
@@ -92,7 +94,9 @@ private:
     std::vector<std::unique_ptr<Job>> jobs_;
     std::map<size_t, Job*> by_node_;
     std::vector<Job*> pending_;  // started, not yet joined (in this step's enqueue order)
+    std::set<size_t> followers_;  // CPU parts merged into the job of the one before them
     bool eager_join_ = false, trace_ = false;
+    bool merge_ = true;  // DENSE_ROW_SPLIT_MERGE=0: one job per CPU part (for measurements)
 };
 
 }  // namespace dense::exec
