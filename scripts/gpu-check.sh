@@ -240,7 +240,8 @@ if [ "${DENSE_BENCH:-1}" != 0 ]; then
     # Env: DENSE_BUDGETS (default "16GiB 12GiB 8GiB", empty = skip), DENSE_BUDGET_CONTEXTS (default
     # "4096 32768"), DENSE_BUS_SHARES (default "0": --bus-read-share values, each run at every budget
     # and context), DENSE_BUDGET_ARGS (default "-p 0 -n 16 -d 0,8192 -r 1"), DENSE_PEER_NGL (default
-    # "99,50,33": llama-bench's layer counts, chosen by the arithmetic in docs/perf-notes.md).
+    # "99,50,33": llama-bench's layer counts, chosen by the arithmetic in docs/perf-notes.md),
+    # DENSE_PEER_DEPTHS (default "0,8192": the depths of those llama.cpp runs).
     budgets=${DENSE_BUDGETS-16GiB 12GiB 8GiB}
     if [ -n "$budgets" ]; then
       section "27b under VRAM budgets"
@@ -302,7 +303,7 @@ if [ "${DENSE_BENCH:-1}" != 0 ]; then
           smi=$logs/smi-peer-$ngl.csv
           (nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 >"$smi" 2>/dev/null &
            echo $! >"$smi.pid")
-          bash "$root/.peer/bench-llama-cpp.sh" "$model" -ngl "$ngl" -fa 1 -p 0 -n 16 -d 0,8192 -r 1 \
+          bash "$root/.peer/bench-llama-cpp.sh" "$model" -ngl "$ngl" -fa 1 -p 0 -n 16 -d "${DENSE_PEER_DEPTHS:-0,8192}" -r 1 \
             >"$logs/peer-ngl-$ngl.md" 2>"$logs/peer-ngl-$ngl.log"
           kill "$(cat "$smi.pid")" 2>/dev/null
           peak=$(sort -n "$smi" | tail -1)
@@ -328,7 +329,7 @@ if [ "${DENSE_BENCH:-1}" != 0 ]; then
           smi=$logs/smi-peer-v$v.csv
           (nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 >"$smi" 2>/dev/null &
            echo $! >"$smi.pid")
-          bash "$root/.peer/bench-llama-cpp.sh" "$model" "${args[@]}" -fa 1 -p 0 -n 16 -d 0,8192 -r 1 \
+          bash "$root/.peer/bench-llama-cpp.sh" "$model" "${args[@]}" -fa 1 -p 0 -n 16 -d "${DENSE_PEER_DEPTHS:-0,8192}" -r 1 \
             >"$logs/peer-v$v.md" 2>"$logs/peer-v$v.log"
           kill "$(cat "$smi.pid")" 2>/dev/null
           peak=$(sort -n "$smi" | tail -1)
