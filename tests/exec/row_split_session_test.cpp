@@ -6,6 +6,7 @@
 // tests/exec/gpu_session_test.cpp.
 #include "common/pack_loading.hpp"
 #include "core/error.hpp"
+#include "exec/kernel_copy.hpp"
 #include "common/test_paths.hpp"
 #include "exec/session_fixture.hpp"
 #include "plan/plan_fixture.hpp"
@@ -17,7 +18,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
+#include <optional>
 #include <span>
 
 namespace dense::test {
@@ -125,6 +128,28 @@ TEST(RowSplitSession, GateAndUpCpuRowsRunAsOneJob) {
     ASSERT_EQ(merged.size(), single.size());
     for (size_t i = 0; i < merged.size(); ++i)
         EXPECT_EQ(std::memcmp(merged[i].data(), single[i].data(), merged[i].size() * sizeof(float)), 0) << "step " << i;
+}
+
+// The kernel that carries a GPU split's activations and CPU results (exec/kernel_copy.hpp) is the
+// CUDA pack's F32 DEQUANTIZE, found for an sm_90 device (a simulated one here: nothing runs); the
+// CPU has none.
+TEST(RowSplitSession, KernelCopyFindsTheCudaPacksF32Copy) {
+    const auto pack = build_pack_dir() / "libdense-cuda-sm90.so";
+    if (!std::filesystem::exists(pack)) GTEST_SKIP() << "no CUDA pack in this build (" << pack.string() << ")";
+    ::setenv("DENSE_FAKE_DEVICES", "cuda:9.0:16GiB:Test Card", 1);
+    const auto loaded = load_packs_from({build_pack_dir() / "libdense-cpu-ref.so", pack});
+    ::unsetenv("DENSE_FAKE_DEVICES");
+    std::optional<size_t> gpu;
+    for (size_t d = 0; d < loaded->devices().size(); ++d)
+        if (loaded->devices()[d].is_cuda()) gpu = d;
+    ASSERT_TRUE(gpu.has_value()) << "the simulated device was not probed";
+    if (loaded->chosen_pack(*gpu) == nullptr) GTEST_SKIP() << "the sm_90 pack is not usable on the simulated device";
+    const packs::OpCandidate* op = exec::KernelCopy::find_op(*loaded, *gpu);
+    ASSERT_NE(op, nullptr);
+    EXPECT_EQ(op->pack, "cuda-sm90");
+    EXPECT_EQ(op->impl.op_kind, static_cast<uint32_t>(DENSE_OP_DEQUANTIZE));
+    EXPECT_EQ(op->impl.weight_type, static_cast<uint32_t>(DENSE_TYPE_F32));
+    EXPECT_EQ(exec::KernelCopy::find_op(*loaded, 0), nullptr) << "a copy kernel for the CPU";
 }
 
 // A GPU session's split in miniature, on the CPU: the GPU's activation format (Q8_32) and every pack

@@ -2,6 +2,8 @@
 
 #include "core/error.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -36,18 +38,25 @@ dense_op_call copy_call(const dense_tensor_view* src, const dense_tensor_view* d
 
 }  // namespace
 
+const packs::OpCandidate* KernelCopy::find_op(const packs::PackManager& packs, size_t device) {
+    const auto& d = packs.devices().at(device);
+    if (d.kind() != DENSE_DEVICE_CUDA) return nullptr;
+    // A representative call for the pack's supports(): 1 KiB on both sides (nothing runs).
+    static float probe[256];
+    const dense_tensor_view src = f32_view(probe, sizeof probe, d.hw.device_index);
+    const dense_tensor_view dst = f32_view(probe, sizeof probe, d.hw.device_index);
+    const dense_op_call call = copy_call(&src, &dst, nullptr);
+    return packs.select_op({DENSE_OP_DEQUANTIZE, DENSE_TYPE_F32, DENSE_TYPE_NONE, DENSE_DEVICE_CUDA}, call, device);
+}
+
 std::unique_ptr<KernelCopy> KernelCopy::make(const packs::PackManager& packs, size_t device, DeviceMemory& memory) {
     if (const char* v = std::getenv("DENSE_ROW_SPLIT_COPY"); v != nullptr && std::string(v) == "engine") return nullptr;
     if (memory.kind() != DENSE_DEVICE_CUDA || !memory.can_map_host()) return nullptr;
-    const uint32_t index = packs.devices().at(device).hw.device_index;
-    // A representative call for the pack's supports(): 1 KiB, device memory on both sides.
-    static float probe[256];
-    const dense_tensor_view src = f32_view(probe, sizeof probe, index), dst = f32_view(probe, sizeof probe, index);
-    const dense_op_call call = copy_call(&src, &dst, memory.stream());
-    const packs::OpCandidate* op =
-        packs.select_op({DENSE_OP_DEQUANTIZE, DENSE_TYPE_F32, DENSE_TYPE_NONE, DENSE_DEVICE_CUDA}, call, device);
+    const packs::OpCandidate* op = find_op(packs, device);
     if (op == nullptr) return nullptr;
-    return std::unique_ptr<KernelCopy>(new KernelCopy(*op, memory, index));
+    spdlog::info("row split: activations out and CPU rows back cross by kernel ({} from pack {}) over mapped host memory",
+                 op->impl_name, op->pack);
+    return std::unique_ptr<KernelCopy>(new KernelCopy(*op, memory, packs.devices().at(device).hw.device_index));
 }
 
 void KernelCopy::copy(void* dst, const void* src, uint64_t bytes) const {

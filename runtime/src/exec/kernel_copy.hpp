@@ -21,6 +21,8 @@ public:
     // The copier for `device`, or null when its packs have no F32 DEQUANTIZE, the memory cannot map
     // host memory (a pack before ABI 1.5), or DENSE_ROW_SPLIT_COPY=engine.
     static std::unique_ptr<KernelCopy> make(const packs::PackManager& packs, size_t device, DeviceMemory& memory);
+    // The op a copier on `device` runs (the packs' F32 DEQUANTIZE for a CUDA device), or null.
+    static const packs::OpCandidate* find_op(const packs::PackManager& packs, size_t device);
 
     // Enqueues on memory.stream(): `bytes` (a multiple of 4) from src to dst, either of them device
     // memory or the device side of mapped host memory. Throws dense::Error(Pack) when the op fails.
