@@ -85,8 +85,7 @@ void BusCopies::enqueue_allowed() {
         void* side = memory_.side_stream(static_cast<unsigned>(enqueued_ % streams_));
         if (previous_reader_[enqueued_] >= 0)
             memory_.wait_event(side, copies_[active_[static_cast<size_t>(previous_reader_[enqueued_])]].consumed);
-        // In pieces: a copy engine may serve the main stream's small copies (the CPU rows' results)
-        // too, and those should not queue behind a whole slot.
+        // In pieces of piece_bytes_ (by default a whole slot: one copy per chunk).
         for (uint64_t at = 0; at < c.bytes; at += piece_bytes_)
             memory_.to_device_on(side, static_cast<std::byte*>(c.slot_data) + at, static_cast<const std::byte*>(c.source) + at,
                                  std::min(piece_bytes_, c.bytes - at));
