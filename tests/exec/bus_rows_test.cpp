@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <map>
 #include <set>
@@ -89,6 +90,21 @@ BusLayout layout(double share) {
         if (n > 0) l.bus[t] = n;
     }
     return l;
+}
+
+// A GPU-like lowering of the tiny model split as `l` says, its bus chunks staged in `staging`.
+graph::GraphOptions split_options(const BusLayout& l, std::function<const void*(const gguf::TensorInfo*)> bus_source,
+                                  graph::GraphOptions::BusStaging staging) {
+    graph::GraphOptions o;
+    o.n_ctx = 64;
+    o.kv_type = DENSE_TYPE_F16;
+    o.device_kind = DENSE_DEVICE_CUDA;
+    o.activation_for = [](dense_type_id) { return DENSE_TYPE_Q8_32; };
+    o.device_rows = [&l](const gguf::TensorInfo* t) { return l.keep.count(t) ? l.keep.at(t) : t->ne[1]; };
+    o.bus_rows = [&l](const gguf::TensorInfo* t) { return l.bus.count(t) ? l.bus.at(t) : int64_t{0}; };
+    o.bus_source = std::move(bus_source);
+    o.bus_staging = staging;
+    return o;
 }
 
 TEST(BusRows, CopiesEachTensorsBusRowsToPageLockedMemory) {
@@ -213,16 +229,10 @@ TEST(BusRows, LoweringCoversEveryOutputRowOnceWithStagedChunks) {
         source[t] = next_source;
         next_source += uintptr_t{1} << 30;
     }
-    graph::GraphOptions o;
-    o.n_ctx = 64;
-    o.kv_type = DENSE_TYPE_F16;
-    o.device_kind = DENSE_DEVICE_CUDA;
-    o.activation_for = [](dense_type_id) { return DENSE_TYPE_Q8_32; };
-    o.device_rows = [&](const gguf::TensorInfo* t) { return l.keep.count(t) ? l.keep.at(t) : t->ne[1]; };
-    o.bus_rows = [&](const gguf::TensorInfo* t) { return l.bus.count(t) ? l.bus.at(t) : int64_t{0}; };
-    o.bus_source = [&](const gguf::TensorInfo* t) { return reinterpret_cast<const void*>(source.at(t)); };
-    o.bus_staging = {staging.data(), kSlots, slot_bytes};
-    const graph::Graph g = graph::build_graph(tiny().bound, qwen35_spec(), o);
+    const graph::Graph g = graph::build_graph(
+        tiny().bound, qwen35_spec(),
+        split_options(l, [&](const gguf::TensorInfo* t) { return reinterpret_cast<const void*>(source.at(t)); },
+                      {staging.data(), kSlots, slot_bytes}));
 
     uint32_t expected_slot = 0;
     size_t chunks = 0, multi_chunk_weights = 0;
@@ -286,16 +296,10 @@ TEST(BusRows, LoweringCoversEveryOutputRowOnceWithStagedChunks) {
 TEST(CpuPartHoist, CpuPartsOfALayerStartBeforeItsDeviceNodes) {
     const BusLayout l = layout(0.5);
     std::vector<std::byte> staging(8 << 20);
-    graph::GraphOptions o;
-    o.n_ctx = 64;
-    o.kv_type = DENSE_TYPE_F16;
-    o.device_kind = DENSE_DEVICE_CUDA;
-    o.activation_for = [](dense_type_id) { return DENSE_TYPE_Q8_32; };
-    o.device_rows = [&](const gguf::TensorInfo* t) { return l.keep.count(t) ? l.keep.at(t) : t->ne[1]; };
-    o.bus_rows = [&](const gguf::TensorInfo* t) { return l.bus.count(t) ? l.bus.at(t) : int64_t{0}; };
-    o.bus_source = [&](const gguf::TensorInfo*) { return static_cast<const void*>(staging.data()); };
-    o.bus_staging = {staging.data(), 2, 4 << 20};
-    const graph::Graph g = graph::build_graph(tiny().bound, qwen35_spec(), o);
+    const graph::Graph g = graph::build_graph(
+        tiny().bound, qwen35_spec(),
+        split_options(l, [&](const gguf::TensorInfo*) { return static_cast<const void*>(staging.data()); },
+                      {staging.data(), 2, 4 << 20}));
     size_t layers_checked = 0;
     for (const auto& layer : tiny().bound.layers) {
         const std::string gate = "blk." + std::to_string(layer.index) + ".ffn_gate.weight ";

@@ -1,9 +1,9 @@
 #include "exec/bus_copies.hpp"
 
+#include "core/env_number.hpp"
 #include "core/error.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -14,24 +14,9 @@ namespace {
 // DENSE_BUS_COPY_PIECE_KIB overrides the piece size (a tuning knob for measurements; default 8 MiB,
 // a whole default slot: on the H200 2 MiB pieces gave 9.12 tok/s at 8 GiB, 512 KiB 8.10, whole 8 MiB
 // chunks 9.34 -- each copy costs more than a join waits behind one).
-uint64_t copy_piece_bytes() {
-    if (const char* v = std::getenv("DENSE_BUS_COPY_PIECE_KIB")) {
-        char* end = nullptr;
-        const unsigned long long kib = std::strtoull(v, &end, 10);
-        if (end != v && *end == '\0' && kib >= 64 && kib <= (uint64_t{1} << 30)) return kib << 10;
-        throw Error(ErrorKind::Usage, "DENSE_BUS_COPY_PIECE_KIB must be a number of KiB >= 64, got '" + std::string(v) + "'");
-    }
-    return uint64_t{8} << 20;
-}
+uint64_t copy_piece_bytes() { return env_whole_number("DENSE_BUS_COPY_PIECE_KIB", 8192, 64, uint64_t{1} << 30) << 10; }
 
-unsigned copy_streams() {
-    if (const char* v = std::getenv("DENSE_BUS_STREAMS")) {
-        if (std::string(v) == "1" || std::string(v) == "2" || std::string(v) == "3" || std::string(v) == "4")
-            return static_cast<unsigned>(v[0] - '0');
-        throw Error(ErrorKind::Usage, "DENSE_BUS_STREAMS must be 1, 2, 3 or 4, got '" + std::string(v) + "'");
-    }
-    return 2;
-}
+unsigned copy_streams() { return static_cast<unsigned>(env_whole_number("DENSE_BUS_STREAMS", 2, 1, 4)); }
 
 }  // namespace
 

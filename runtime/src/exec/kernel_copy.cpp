@@ -2,6 +2,8 @@
 
 #include "core/error.hpp"
 
+#include <dense/sdk/pack.hpp>
+
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
@@ -25,8 +27,7 @@ dense_tensor_view f32_view(void* data, uint64_t bytes, uint32_t device_index) {
 }
 
 dense_op_call copy_call(const dense_tensor_view* src, const dense_tensor_view* dst, void* stream) {
-    dense_op_call c{};
-    c.hdr = {static_cast<uint16_t>(DENSE_ABI_MAJOR), static_cast<uint16_t>(DENSE_ABI_MINOR), static_cast<uint32_t>(sizeof c)};
+    auto c = sdk::make_struct<dense_op_call>();
     c.op_kind = DENSE_OP_DEQUANTIZE;
     c.n_src = 1;
     c.src = src;
