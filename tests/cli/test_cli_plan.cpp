@@ -107,7 +107,8 @@ TEST(CliPlan, OverBudgetShowsTheRowSplitAndAllowCpuSplitAcceptsIt) {
 
     auto r = run_dense_rt("--config configs/tiny.yaml plan " + flag);
     EXPECT_EQ(r.exit_code, 3) << r.err;  // by default over budget stays over budget
-    for (const char* s : {"row split it would use", "ffn_gate", "ffn_up", "fits the budget; the CPU reads"})
+    for (const char* s : {"host tables it would use: token_embd.weight", "row split it would use", "ffn_gate", "ffn_up",
+                          "fits the budget; the CPU reads"})
         EXPECT_NE(r.out.find(s), std::string::npos) << s << " missing from\n" << r.out;
 
     const auto j = plan_json(flag + " --allow-cpu-split", 0);
@@ -115,7 +116,10 @@ TEST(CliPlan, OverBudgetShowsTheRowSplitAndAllowCpuSplitAcceptsIt) {
     ASSERT_TRUE(j["row_split"].is_object()) << j.dump();
     EXPECT_TRUE(j["row_split"]["fits"].get<bool>());
     EXPECT_LE(j["row_split"]["peak_bytes"].get<uint64_t>(), budget);
-    EXPECT_GE(j["row_split"]["cpu_read_bytes"].get<uint64_t>(), j["bytes_to_cpu"].get<uint64_t>());
+    // Off the GPU: token_embd whole as a host table (read by row over the bus), then CPU rows.
+    EXPECT_EQ(j["row_split"]["host_tables"], nlohmann::json::array({"token_embd.weight"})) << j.dump();
+    EXPECT_GE(j["row_split"]["cpu_read_bytes"].get<uint64_t>() + j["row_split"]["host_table_bytes"].get<uint64_t>(),
+              j["bytes_to_cpu"].get<uint64_t>());
     uint64_t moved = 0;
     for (const auto& k : j["row_split"]["kinds"]) moved += k["cpu_bytes"].get<uint64_t>();
     EXPECT_EQ(moved, j["row_split"]["cpu_read_bytes"].get<uint64_t>());

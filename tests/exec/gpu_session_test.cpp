@@ -261,8 +261,10 @@ void split_matches_unsplit(const std::string& mix, SplitBar bar, double bus_shar
     cases.push_back({"half", split_all_at(m, [](int64_t rows) { return rows / 2; })});
     cases.push_back({"one tile on the gpu", split_all_at(m, [](int64_t) { return 8; })});
     cases.push_back({"all on the cpu", split_all_at(m, [](int64_t) { return 0; })});
+    // The planner as runs on a GPU use it: token_embd in host memory first (a host table), then rows.
     cases.push_back({"planner, a third",
-                     plan::choose_row_split(m.bound, qwen35_spec(), plan::weight_arena(m.bound).bytes / 3).placement});
+                     plan::choose_row_split(m.bound, qwen35_spec(), plan::weight_arena(m.bound).bytes / 3, {}, true)
+                         .placement});
     auto plain = session_on(m, *gpu);
     const auto prompt = random_prompt(12, static_cast<int32_t>(plain->n_vocab()), 23);
     std::vector<std::vector<float>> reference;
@@ -353,6 +355,42 @@ TEST(GpuSession, BusRowsF32ModelMatchTheUnsplitStep) {
 TEST(GpuSession, BusRowsMatchTheUnsplitStep) {
     split_matches_unsplit("seed-iq4", {0.99, 0, false}, 0.5);
     split_matches_unsplit("seed-iq4", {0.99, 0, false}, 1.0);
+}
+
+// token_embd as a host table (plan/row_split.hpp): the GPU's embedding lookup reads its row from
+// page-locked host memory over the bus instead of the weight arena. Same bytes, same kernel: logits
+// bit for bit at every position, captured and node by node, and the bill holds the table's bytes
+// out of VRAM.
+TEST(GpuSession, HostTableEmbeddingIsBitIdenticalToTheArenaOne) {
+    REQUIRE_GPU(gpu);
+    const SynthFile f = synth_tiny("seed-iq4");
+    const Model& m = *f.model;
+    plan::Placement placement = plan::whole_on_gpu(m.bound);
+    uint64_t table_bytes = 0;
+    for (auto& r : placement.ranges)
+        if (r.tensor == "token_embd.weight") {
+            r.side = plan::Side::HostTable;
+            for (const auto* t : plan::weight_arena(m.bound).tensors)
+                if (t->name == r.tensor) table_bytes = t->n_bytes;
+        }
+    ASSERT_GT(table_bytes, 0u);
+    auto plain = session_on(m, *gpu);
+    for (const bool device_graph : {true, false}) {
+        SCOPED_TRACE(device_graph ? "captured" : "node by node");
+        auto hosted = split_session_on(m, *gpu, placement, device_graph);
+        EXPECT_EQ(plain->bill().weight_bytes - hosted->bill().weight_bytes, plan::weight_slot_bytes(table_bytes));
+        EXPECT_EQ(hosted->bill().cpu_read_bytes, 0u);
+        auto fresh = session_on(m, *gpu);
+        const auto prompt = random_prompt(10, static_cast<int32_t>(fresh->n_vocab()), 31);
+        for (size_t i = 0; i < prompt.size(); ++i) {
+            fresh->step(prompt[i], true);
+            hosted->step(prompt[i], true);
+            const auto a = fresh->logits(), b = hosted->logits();
+            ASSERT_EQ(a.size(), b.size());
+            EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin())) << "position " << i;
+        }
+        EXPECT_EQ(fresh->snapshot_state(), hosted->snapshot_state());
+    }
 }
 
 // The split step captured into a device graph (copies and host functions included) replays exactly

@@ -225,6 +225,87 @@ TEST(RowSplit, FastCpuFormatsComeFromThePacksAbovePriorityZero) {
     if (!avx2_usable) std::printf("cpu-avx2 is not usable on this CPU: every format is slow here\n");
 }
 
+// Row-read tables (token_embd) leave VRAM whole before any matrix row, when the device can read
+// host memory in place; a head tied to token_embd is a GEMV weight too, so it never becomes one.
+TEST(RowSplit, RowReadTablesGoToHostMemoryFirst) {
+    const Model& m = tiny();
+    EXPECT_EQ(plan::row_read_tables(m.bound, qwen35_spec()), std::vector<std::string>{"token_embd.weight"});
+    const uint64_t table = tensor(m, "token_embd.weight").n_bytes;
+
+    auto rs = plan::choose_row_split(m.bound, qwen35_spec(), table / 2, {}, true);
+    EXPECT_TRUE(rs.placement.in_host_table("token_embd.weight"));
+    EXPECT_EQ(rs.host_table_bytes, table);
+    EXPECT_EQ(rs.host_tables, std::vector<std::string>{"token_embd.weight"});
+    EXPECT_FALSE(rs.placement.splits_any());  // the table alone was enough
+    EXPECT_TRUE(rs.placement.moves_any());
+    EXPECT_EQ(rs.cpu_bytes, 0u);
+    EXPECT_TRUE(rs.enough);
+    EXPECT_EQ(rs.placement.gpu_rows("token_embd.weight"), 0);
+    EXPECT_EQ(verdict_of(rs.placement), "");
+
+    // More than the table: the rest comes from matrix rows, as without tables, for the remainder.
+    const uint64_t more = table + table / 2;
+    rs = plan::choose_row_split(m.bound, qwen35_spec(), more, {}, true);
+    const auto rows_only = plan::choose_row_split(m.bound, qwen35_spec(), more - table);
+    EXPECT_TRUE(rs.placement.in_host_table("token_embd.weight"));
+    EXPECT_EQ(rs.cpu_bytes, rows_only.cpu_bytes);
+    EXPECT_GE(rs.cpu_bytes + rs.host_table_bytes, more);
+    EXPECT_EQ(verdict_of(rs.placement), "");
+
+    // Without the device's host mapping, or with nothing to move: no table.
+    EXPECT_FALSE(plan::choose_row_split(m.bound, qwen35_spec(), more).placement.in_host_table("token_embd.weight"));
+    EXPECT_FALSE(plan::choose_row_split(m.bound, qwen35_spec(), 0, {}, true).placement.moves_any());
+
+    SynthOptions o;
+    o.tied = true;
+    const auto tied = synth_tiny(o);
+    EXPECT_TRUE(plan::row_read_tables(tied->bound, qwen35_spec()).empty());
+    EXPECT_EQ(plan::choose_row_split(tied->bound, qwen35_spec(), table / 2, {}, true).host_table_bytes, 0u);
+}
+
+TEST(RowSplitVerifier, HostTablesAreWholeRowReadTablesOnly) {
+    const std::string embd = "token_embd.weight";
+    const int64_t vocab = tensor(tiny(), embd).ne[1];
+    EXPECT_EQ(verdict_of(with_ranges(embd, {{"", 0, vocab, Side::HostTable}})), "");
+    std::string msg = verdict_of(with_ranges(embd, {{"", 0, 8, Side::Gpu}, {"", 8, vocab, Side::HostTable}}));
+    EXPECT_NE(msg.find("'" + embd + "' is a host table only in part"), std::string::npos) << msg;
+    const std::string w = "blk.1.ffn_up.weight";
+    const int64_t rows = tensor(tiny(), w).ne[1];
+    msg = verdict_of(with_ranges(w, {{"", 0, rows, Side::HostTable}}));
+    EXPECT_NE(msg.find("'" + w + "' is not read by row only"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("rows [0, " + std::to_string(rows) + ")"), std::string::npos) << msg;
+    const std::string norm = "blk.0.attn_norm.weight";
+    msg = verdict_of(with_ranges(norm, {{"", 0, tensor(tiny(), norm).ne[1], Side::HostTable}}));
+    EXPECT_NE(msg.find("'" + norm + "' is not read by row only"), std::string::npos) << msg;
+}
+
+// A host table is billed out of VRAM (its slot leaves the weight arena, nothing else changes) and
+// named in the bill's notes; the plan's split report shows it when over budget.
+TEST(RowSplitBill, HostTableLeavesTheArenaAndIsNamed) {
+    const Model& m = tiny();
+    const auto request = absent_gpu(256);
+    const auto whole = plan::make_plan(m.bound, qwen35_spec(), nullptr, request);
+    const uint64_t table = tensor(m, "token_embd.weight").n_bytes;
+    auto with_table = request;
+    with_table.row_split = plan::choose_row_split(m.bound, qwen35_spec(), table / 2, {}, true).placement;
+    const auto b = plan::make_plan(m.bound, qwen35_spec(), nullptr, with_table);
+    EXPECT_EQ(whole.weight_bytes - b.weight_bytes, plan::weight_slot_bytes(table));
+    EXPECT_EQ(whole.peak() - b.peak(), plan::weight_slot_bytes(table));
+    EXPECT_EQ(b.cpu_read_bytes, 0u);
+    EXPECT_TRUE(std::any_of(b.notes.begin(), b.notes.end(), [](const std::string& n) {
+        return n.find("token_embd.weight") != std::string::npos && n.find("page-locked host memory") != std::string::npos;
+    }));
+
+    const plan::Budget budget{whole.peak() - table / 2, "test"};  // the table alone makes it fit
+    const auto report = plan::plan_and_judge(m.bound, qwen35_spec(), nullptr, request, budget, false, "tiny");
+    ASSERT_TRUE(report.split.has_value());
+    EXPECT_TRUE(report.split->fits);
+    EXPECT_EQ(report.split->host_table_bytes, table);
+    EXPECT_EQ(report.split->cpu_read_bytes, 0u);
+    EXPECT_NE(plan::to_text(report).find("host tables it would use: token_embd.weight"), std::string::npos);
+    EXPECT_NE(plan::to_json(report).find("\"host_table_bytes\""), std::string::npos);
+}
+
 TEST(RowSplitVerifier, RefusesBrokenPlacements) {
     const std::string w = "blk.1.ffn_up.weight";
     const int64_t rows = tensor(tiny(), w).ne[1];
@@ -332,7 +413,9 @@ TEST(RowSplitBill, OverBudgetReportShowsTheSplitThatFits) {
     ASSERT_TRUE(report.split.has_value());
     EXPECT_TRUE(report.split->fits);
     EXPECT_LE(report.split->peak, budget.bytes);
-    EXPECT_GE(report.split->cpu_read_bytes, report.verdict->bytes_to_cpu);
+    // What leaves the GPU: the host table (token_embd) first, then CPU rows for the rest.
+    EXPECT_GT(report.split->host_table_bytes, 0u);
+    EXPECT_GE(report.split->cpu_read_bytes + report.split->host_table_bytes, report.verdict->bytes_to_cpu);
     ASSERT_FALSE(report.split->kinds.empty());
     const std::string text = plan::to_text(report);
     EXPECT_NE(text.find("row split it would use"), std::string::npos) << text;

@@ -37,9 +37,14 @@ std::optional<plan::Placement> place_in_vram(const LoadedModel& model, const pac
     if (!report.verdict->fits && config.placement == model::Placement::Auto && report.split && report.split->fits) {
         uint64_t cpu_tensors = 0;
         for (const auto& k : report.split->kinds) cpu_tensors += static_cast<uint64_t>(k.tensors_split);
+        std::string tables;
+        for (const auto& t : report.split->host_tables) tables += (tables.empty() ? "" : ", ") + t;
+        if (!tables.empty())
+            tables = "; " + tables + " (" + format_bytes(report.split->host_table_bytes) +
+                     ") stays in page-locked host memory, read by row over the bus";
         spdlog::info("VRAM plan: the weights do not all fit {} ({}); {} of weight rows of {} tensors go to the CPU "
-                     "(read from the file each token); peak {} of {}",
-                     target.label, budget->source, format_bytes(report.split->cpu_read_bytes), cpu_tensors,
+                     "(read from the file each token){}; peak {} of {}",
+                     target.label, budget->source, format_bytes(report.split->cpu_read_bytes), cpu_tensors, tables,
                      format_bytes(report.split->peak), format_bytes(report.verdict->budget));
         return report.split->placement;
     }

@@ -38,16 +38,18 @@ std::string status_text(dense_status s) {
 Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, const packs::PackManager& packs,
                  const SessionOptions& options) {
     const auto& device = packs.devices().at(options.device);
-    // A row split is checked before anything is allocated.
-    const plan::Placement* split = options.row_split && options.row_split->splits_any() ? &*options.row_split : nullptr;
-    std::map<const gguf::TensorInfo*, int64_t> device_rows;
-    if (split != nullptr) {
-        plan::verify_exact_cover(model, spec, *split);
-        for (const auto* t : plan::weight_arena(model).tensors) device_rows[t] = split->gpu_rows(std::string(t->name));
-    }
+    // A placement is checked before anything is allocated. `placed`: anything off the GPU arena (CPU
+    // rows or host tables); `split`: CPU rows, which need the host nodes.
+    const plan::Placement* placed = options.row_split && options.row_split->moves_any() ? &*options.row_split : nullptr;
+    const plan::Placement* split = placed != nullptr && placed->splits_any() ? placed : nullptr;
+    std::map<const gguf::TensorInfo*, int64_t> device_rows;  // of the matrices (host tables are read whole)
+    if (placed != nullptr) plan::verify_exact_cover(model, spec, *placed);
+    if (split != nullptr)
+        for (const auto* t : plan::weight_arena(model).tensors)
+            if (!split->in_host_table(std::string(t->name))) device_rows[t] = split->gpu_rows(std::string(t->name));
     memory_ = device.kind() == DENSE_DEVICE_CPU ? make_host_memory() : make_pack_memory(packs, options.device);
     if (split != nullptr) require_host_functions(*memory_);  // before the upload
-    weights_ = std::make_unique<WeightStore>(model, *memory_, kUploadBatchBytes, !options.keep_page_cache, split);
+    weights_ = std::make_unique<WeightStore>(model, *memory_, kUploadBatchBytes, !options.keep_page_cache, placed);
 
     // The graph options a plan of this session uses too (plan/graph_options.hpp): same graph, same bill.
     graph::GraphOptions go =
@@ -135,7 +137,7 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
 
     // What was allocated must be the plan's bill of this session, label by label: budgets are
     // checked against plans made before a session exists, so a drift would make them all wrong.
-    bill_ = plan::bill_session(model, graph_[0], device.kind(), options.kv_type, workspace, memory_->label(), split,
+    bill_ = plan::bill_session(model, graph_[0], device.kind(), options.kv_type, workspace, memory_->label(), placed,
                                bus_staging);
     const auto planned = bill_.bytes_by_label();
     const auto& allocated = memory_->allocated_by_label();

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cstring>
 
 #include <unistd.h>
 
@@ -98,6 +99,7 @@ WeightStore::WeightStore(const model::BoundModel& model, DeviceMemory& memory, u
             {first.source().data(), static_cast<size_t>(released_to - first.source().data())});
     }
     progress.finish();
+    if (split != nullptr) copy_host_tables(tensors, memory, *split, drop_page_cache);
     uploaded_ = plan.arena_bytes;
     seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     rss_ = resident_bytes().value_or(0);
@@ -106,6 +108,37 @@ WeightStore::WeightStore(const model::BoundModel& model, DeviceMemory& memory, u
                  tensors.size(), format_bytes(plan.tensor_bytes), memory.label(), seconds_,
                  seconds_ > 0 ? static_cast<double>(plan.tensor_bytes) / seconds_ / 1e9 : 0.0, format_bytes(released_),
                  rss_ ? format_bytes(rss_) : std::string("unknown"));
+}
+
+void WeightStore::copy_host_tables(const std::vector<const gguf::TensorInfo*>& tensors, DeviceMemory& memory,
+                                   const plan::Placement& placement, bool drop_page_cache) {
+    const auto start = std::chrono::steady_clock::now();
+    std::string names;
+    for (const auto* t : tensors) {
+        if (!placement.in_host_table(std::string(t->name))) continue;
+        if (!memory.can_map_host())
+            throw Error(ErrorKind::Device, memory.label() + " cannot read host memory in place (its pack is older than "
+                                           "ABI 1.5), so '" + std::string(t->name) + "' cannot stay in host memory");
+        std::pair<void*, void*> mapped;
+        try {
+            mapped = memory.alloc_host_mapped(t->n_bytes);
+        } catch (const Error& e) {
+            throw Error(ErrorKind::Device, std::string(e.what()) + "; '" + std::string(t->name) +
+                                           "' stays in page-locked host memory when the weights do not fit in VRAM");
+        }
+        std::memcpy(mapped.first, t->data.data(), t->n_bytes);
+        // Read here from now on: the mapping's whole pages of it may go (the partial pages at either
+        // end hold other tensors' bytes).
+        released_ += gguf::MappedFile::release_pages_at(t->data, drop_page_cache);
+        where_[t] = mapped.second;
+        host_table_bytes_ += t->n_bytes;
+        names += (names.empty() ? "" : ", ") + std::string(t->name);
+    }
+    if (host_table_bytes_ > 0)
+        spdlog::info("host tables: {} ({}) copied to page-locked host memory in {:.2f} s; the GPU reads the row a "
+                     "token needs over the bus",
+                     names, format_bytes(host_table_bytes_),
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
 const void* WeightStore::pointer(const gguf::TensorInfo* tensor) const {

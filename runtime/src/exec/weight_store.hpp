@@ -28,7 +28,9 @@ public:
     // leave the process, and the page cache too unless `drop_page_cache` is false (the run config's
     // keep_page_cache: a rerun of the same model then loads from memory instead of the disk).
     // With a row split (`split`, verified), only each tensor's GPU prefix rows are uploaded, and
-    // only their pages are released: the CPU rows stay mapped (and cached) for the CPU to read.
+    // only their pages are released: the CPU rows stay mapped (and cached) for the CPU to read. Its
+    // host tables (plan/row_split.hpp: token_embd) are copied whole into page-locked host memory
+    // mapped for the device, and pointer() gives the device's address of that copy.
     WeightStore(const model::BoundModel& model, DeviceMemory& memory, uint64_t batch_bytes = kUploadBatchBytes,
                 bool drop_page_cache = true, const plan::Placement* split = nullptr);
 
@@ -37,13 +39,18 @@ public:
     double upload_seconds() const noexcept { return seconds_; }
     uint64_t released_bytes() const noexcept { return released_; }  // of the mapping, after the upload
     uint64_t resident_after_upload() const noexcept { return rss_; }  // process RSS; 0 = unknown or no upload
+    uint64_t host_table_bytes() const noexcept { return host_table_bytes_; }  // in page-locked host memory
 
 private:
+    void copy_host_tables(const std::vector<const gguf::TensorInfo*>& tensors, DeviceMemory& memory,
+                          const plan::Placement& placement, bool drop_page_cache);
+
     std::map<const gguf::TensorInfo*, const void*> where_;
     uint64_t uploaded_ = 0;
     double seconds_ = 0;
     uint64_t released_ = 0;
     uint64_t rss_ = 0;
+    uint64_t host_table_bytes_ = 0;
 };
 
 }  // namespace dense::exec

@@ -27,6 +27,10 @@ struct PlanTarget {
     std::string label;                   // "cuda:0 (NVIDIA H200)", "a CUDA device (not present here)"
     std::optional<uint64_t> free_bytes;  // what the device reports free (a simulated one: its total)
     bool simulated = false;              // DENSE_FAKE_DEVICES: can be planned for, never run on
+    // Whether the device can read page-locked host memory in place (ABI 1.5 host_alloc_mapped), so
+    // row-read tables may stay in host memory (plan/row_split.hpp). A device that is not here is
+    // assumed to be served by dense-rt's own CUDA packs, which can.
+    bool maps_host_memory = true;
 };
 
 struct PlanRequest {

@@ -88,6 +88,13 @@ std::string to_text(const PlanReport& r) {
                " bytes (" + format_bytes(b.cpu_read_bytes) + ")\n";
     if (r.split) {
         const auto& s = *r.split;
+        if (!s.host_tables.empty()) {
+            std::string names;
+            for (const auto& n : s.host_tables) names += (names.empty() ? "" : ", ") + n;
+            out += "host tables it would use: " + names + ", " + grouped(s.host_table_bytes) + " bytes (" +
+                   format_bytes(s.host_table_bytes) +
+                   ") in page-locked host memory; the GPU reads one row of each per token over the bus\n";
+        }
         out += "row split it would use (GPU keeps each matrix's first rows, the CPU reads the rest from the file; "
                "split points on 8-row tiles):\n";
         for (const auto& k : s.kinds) {
@@ -156,6 +163,8 @@ std::string to_json(const PlanReport& r) {
                           {"cpu_read_bytes", r.split->cpu_read_bytes},
                           {"peak_bytes", r.split->peak},
                           {"bus_staging_bytes", r.split->bus_staging},
+                          {"host_tables", r.split->host_tables},
+                          {"host_table_bytes", r.split->host_table_bytes},
                           {"fits", r.split->fits}};
     } else {
         j["row_split"] = nullptr;

@@ -25,6 +25,8 @@ struct PlanReport {
         bool fits = false;            // peak <= budget
         uint64_t bus_staging = 0;     // of the peak: the staging ring of bus_read_share (plan/bus_staging.hpp)
         Placement placement;          // the rows themselves (what a session runs with)
+        std::vector<std::string> host_tables;  // tables left in page-locked host memory (token_embd)
+        uint64_t host_table_bytes = 0;         // their bytes (off the GPU; the device reads a row per token)
     };
     std::optional<Split> split;
 };

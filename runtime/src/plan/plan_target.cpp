@@ -10,8 +10,10 @@ PlanTarget target_for_device(const packs::PackManager& packs, size_t device) {
     t.kind = d.kind();
     t.label = d.id() + " (" + d.name() + ")";
     t.simulated = d.simulated;
-    if (packs.chosen_pack(device) != nullptr) {
+    if (const packs::PackRecord* pack = packs.chosen_pack(device)) {
         t.device = device;
+        const auto api = pack->device_api();
+        t.maps_host_memory = d.is_cuda() && api && api->host_alloc_mapped != nullptr && api->host_free != nullptr;
     } else if (d.is_cuda()) {
         t.label += ", no usable kernel pack";
     }

@@ -2,6 +2,8 @@
 
 #include "plan/bus_staging.hpp"
 
+#include "core/env_number.hpp"
+
 #include "packs/activation_choice.hpp"
 #include "packs/cpu_gemv_speed.hpp"
 
@@ -52,13 +54,18 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
             if (request.target.device) act = packs::gemv_activation_chooser(*packs, *request.target.device, request.gemv_activation);
             cpu_fast = packs::fast_cpu_gemv_checker(*packs, act);
         }
+        // DENSE_HOST_TABLES=0 keeps token_embd in VRAM (for A/B measurements of the host tables).
+        const bool tables_to_host = request.target.maps_host_memory && env_whole_number("DENSE_HOST_TABLES", 1, 0, 1) == 1;
         for (int attempt = 0; attempt < 8; ++attempt) {
-            const RowSplit rs = choose_row_split(model, spec, ask, cpu_fast);
+            const RowSplit rs = choose_row_split(model, spec, ask, cpu_fast, tables_to_host);
             PlanRequest r = request;
             r.row_split = rs.placement;
             const VramBill b = make_plan(model, spec, packs, r);
-            report.split = PlanReport::Split{rs.kinds, b.cpu_read_bytes, b.peak(), b.peak() <= budget->bytes,
-                                             bus_staging_bytes(r.bus_read_share, &*r.row_split), rs.placement};
+            report.split = PlanReport::Split{rs.kinds,           b.cpu_read_bytes,
+                                             b.peak(),           b.peak() <= budget->bytes,
+                                             bus_staging_bytes(r.bus_read_share, &*r.row_split),
+                                             rs.placement,       rs.host_tables,
+                                             rs.host_table_bytes};
             if (report.split->fits || !rs.enough) break;
             ask += b.peak() - budget->bytes;
         }

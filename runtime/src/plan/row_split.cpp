@@ -59,6 +59,15 @@ bool Placement::splits_any() const {
     return std::any_of(ranges.begin(), ranges.end(), [](const RowRange& r) { return r.side == Side::Cpu; });
 }
 
+bool Placement::in_host_table(const std::string& tensor) const {
+    return std::any_of(ranges.begin(), ranges.end(),
+                       [&](const RowRange& r) { return r.tensor == tensor && r.side == Side::HostTable; });
+}
+
+bool Placement::moves_any() const {
+    return std::any_of(ranges.begin(), ranges.end(), [](const RowRange& r) { return r.side != Side::Gpu; });
+}
+
 Placement whole_on_gpu(const model::BoundModel& model) {
     Placement p;
     for (const auto* t : weight_arena(model).tensors)
@@ -71,8 +80,15 @@ uint64_t row_bytes(const gguf::TensorInfo& t) {
     return rows > 0 ? t.n_bytes / static_cast<uint64_t>(rows) : 0;
 }
 
-std::vector<std::string> splittable_tensors(const model::BoundModel& model, const model::ModelSpec& spec) {
-    std::set<std::string> gemv_read, other_read;
+namespace {
+
+// Which steps read each used tensor: as a GEMV matrix, by embed_row, or otherwise (norms, conv taps).
+struct TensorReads {
+    std::set<std::string> gemv, embed, other;
+};
+
+TensorReads tensor_reads(const model::BoundModel& model, const model::ModelSpec& spec) {
+    TensorReads reads;
     auto find = [](const std::map<std::string, const gguf::TensorInfo*>& map,
                    const std::string& role) -> const gguf::TensorInfo* {
         auto it = map.find(role);
@@ -86,7 +102,8 @@ std::vector<std::string> splittable_tensors(const model::BoundModel& model, cons
                 const gguf::TensorInfo* t = find(tensors, s.weights[i]);
                 if (t == nullptr && !s.fallback_weight.empty()) t = find(tensors, s.fallback_weight);
                 if (t == nullptr) continue;
-                ((gemv && i == 0) ? gemv_read : other_read).insert(std::string(t->name));
+                auto& set = (gemv && i == 0) ? reads.gemv : (s.op == "embed_row" && i == 0) ? reads.embed : reads.other;
+                set.insert(std::string(t->name));
             }
         }
     };
@@ -95,23 +112,52 @@ std::vector<std::string> splittable_tensors(const model::BoundModel& model, cons
         if (auto it = spec.recipes.find(layer.kind); it != spec.recipes.end()) visit(it->second, layer.tensors);
         if (auto it = spec.recipes.find("ffn"); it != spec.recipes.end()) visit(it->second, layer.tensors);
     }
+    return reads;
+}
+
+}  // namespace
+
+std::vector<std::string> splittable_tensors(const model::BoundModel& model, const model::ModelSpec& spec) {
+    const TensorReads reads = tensor_reads(model, spec);
     const auto used = used_tensors(model);
     std::vector<std::string> out;
-    for (const auto& name : gemv_read) {
+    for (const auto& name : reads.gemv) {
         auto it = used.find(name);
-        if (other_read.count(name) || it == used.end()) continue;  // read by row somewhere (token_embd), or not uploaded
+        // read by row somewhere (a head tied to token_embd), or not uploaded
+        if (reads.embed.count(name) || reads.other.count(name) || it == used.end()) continue;
         const gguf::TensorInfo& t = *it->second;
         if (t.ne[2] == 1 && t.ne[3] == 1 && t.ne[1] > 1) out.push_back(name);
     }
     return out;
 }
 
+std::vector<std::string> row_read_tables(const model::BoundModel& model, const model::ModelSpec& spec) {
+    const TensorReads reads = tensor_reads(model, spec);
+    const auto used = used_tensors(model);
+    std::vector<std::string> out;
+    for (const auto& name : reads.embed)
+        if (used.count(name) && !reads.gemv.count(name) && !reads.other.count(name)) out.push_back(name);
+    return out;
+}
+
 RowSplit choose_row_split(const model::BoundModel& model, const model::ModelSpec& spec, uint64_t bytes_to_move,
-                          const CpuGemvFast& cpu_fast) {
+                          const CpuGemvFast& cpu_fast, bool tables_to_host) {
     const auto used = used_tensors(model);
     const auto roles = roles_of(model);
     std::map<std::string, int64_t> gpu;  // name -> gpu rows
     for (const auto& [name, t] : used) gpu[name] = rows_of(*t);
+
+    uint64_t remaining = bytes_to_move;
+    std::set<std::string> tables;
+    if (tables_to_host && remaining > 0) {
+        // Whole tables first: a token reads one row of each, so their bytes leave VRAM at no cost per
+        // token, while every matrix row moved costs its bytes on the host side each token.
+        for (const auto& name : row_read_tables(model, spec)) {
+            tables.insert(name);
+            const uint64_t bytes = used.at(name)->n_bytes;
+            remaining = bytes >= remaining ? 0 : remaining - bytes;
+        }
+    }
 
     // The three tiers of fast formats, then the same three of slow ones.
     std::vector<const gguf::TensorInfo*> tiers[6];
@@ -121,7 +167,6 @@ RowSplit choose_row_split(const model::BoundModel& model, const model::ModelSpec
         tiers[tier_of(roles.at(name)) + (fast ? 0 : 3)].push_back(t);
     }
 
-    uint64_t remaining = bytes_to_move;
     for (const auto& tier : tiers) {
         if (remaining == 0 || tier.empty()) continue;
         // Step j of D moves the same fraction j/D of every tensor's whole row tiles; D is the most
@@ -156,6 +201,12 @@ RowSplit choose_row_split(const model::BoundModel& model, const model::ModelSpec
     for (const auto* t : weight_arena(model).tensors) {  // file order
         const std::string name(t->name);
         const int64_t rows = rows_of(*t), g = gpu.at(name);
+        if (tables.count(name)) {
+            split.placement.ranges.push_back(RowRange{name, 0, rows, Side::HostTable});
+            split.host_table_bytes += t->n_bytes;
+            split.host_tables.push_back(name);
+            continue;
+        }
         if (g > 0) split.placement.ranges.push_back(RowRange{name, 0, g, Side::Gpu});
         if (g < rows) {
             split.placement.ranges.push_back(RowRange{name, g, rows, Side::Cpu});
@@ -198,6 +249,8 @@ void verify_exact_cover(const model::BoundModel& model, const model::ModelSpec& 
     const auto used = used_tensors(model);
     const auto splittable_list = splittable_tensors(model, spec);
     const std::set<std::string> splittable(splittable_list.begin(), splittable_list.end());
+    const auto table_list = row_read_tables(model, spec);
+    const std::set<std::string> tables(table_list.begin(), table_list.end());
 
     std::map<std::string, std::vector<RowRange>> by_tensor;
     for (const auto& r : placement.ranges) {
@@ -225,6 +278,19 @@ void verify_exact_cover(const model::BoundModel& model, const model::ModelSpec& 
             covered = r.end;
         }
         if (covered < rows) fail(range_text(covered, rows) + " of '" + name + "' are placed nowhere");
+
+        // A host table: the whole tensor, and one the step only reads by row (the device then reads
+        // it in place; a GEMV over PCIe memory would crawl).
+        const bool host_table = std::any_of(rs.begin(), rs.end(), [](const RowRange& r) { return r.side == Side::HostTable; });
+        if (host_table) {
+            if (rs.size() != 1)
+                fail("'" + name + "' is a host table only in part: a host table holds the whole tensor, " +
+                     range_text(0, rows));
+            if (!tables.count(name))
+                fail("'" + name + "' is not read by row only (a GEMV or another op reads it), so it must not be a "
+                     "host table, " + range_text(0, rows));
+            continue;
+        }
 
         // The executor's shape: GPU prefix, CPU suffix, split on a row tile, only GEMV weights split.
         int64_t split = rows;  // first CPU row

@@ -22,6 +22,13 @@
 // the boundary. A row is always whole quant blocks (GGUF rows are), so row boundaries are
 // quant-block aligned. Tensors that are not GEMV weights (norms, conv taps, token_embd — read by row,
 // so also a head tied to token_embd) are never split.
+//
+// Before any row moves, the tables the step reads ONE ROW of per token (token_embd: 546 MB of Q3_K
+// for the 27B, of which a token reads one 2.2 KB row) leave VRAM whole when the device can read
+// page-locked host memory in place (choose_row_split's `tables_to_host`): the GPU's embedding lookup
+// then reads its row over PCIe (a few microseconds per token), and every byte of VRAM it frees keeps
+// a byte of matrix rows off the host side, which all of them cross every token. llama.cpp keeps
+// token_embd in host memory for the same reason.
 #pragma once
 
 #include "model/model_binding.hpp"
@@ -38,7 +45,9 @@ namespace dense::plan {
 // The CUDA GEMV's row tile (kRowsPerWarp): split points are multiples of it.
 inline constexpr int64_t kSplitRowTile = 8;
 
-enum class Side { Gpu, Cpu };
+// Gpu: in the device's weight arena. Cpu: read by the CPU from the file mapping (matrix rows).
+// HostTable: the whole tensor in page-locked host memory that the device reads by row in place.
+enum class Side { Gpu, Cpu, HostTable };
 
 // Rows [first, end) of one tensor (by its GGUF name), on one side.
 struct RowRange {
@@ -58,6 +67,10 @@ struct Placement {
     int64_t gpu_rows(const std::string& tensor) const;
     // Whether any row of any tensor is on the CPU.
     bool splits_any() const;
+    // Whether `tensor` lives in page-locked host memory read by row (Side::HostTable).
+    bool in_host_table(const std::string& tensor) const;
+    // Whether anything is off the GPU arena at all: CPU rows or host tables.
+    bool moves_any() const;
 };
 
 // Every used weight (weight_arena's tensors) wholly on the GPU: the placement of a run that fits.
@@ -77,9 +90,15 @@ struct SplitKind {
     uint64_t cpu_bytes = 0;     // bytes of their CPU rows
 };
 
+// The tensors the step reads only by row, never as a GEMV matrix (token_embd unless it is the tied
+// LM head): the ones that may become host tables.
+std::vector<std::string> row_read_tables(const model::BoundModel& model, const model::ModelSpec& spec);
+
 struct RowSplit {
     Placement placement;
     uint64_t cpu_bytes = 0;  // bytes of all CPU rows: what the CPU reads per token
+    uint64_t host_table_bytes = 0;  // bytes of the host tables (moved off the GPU, read one row per token)
+    std::vector<std::string> host_tables;  // their names
     bool enough = false;     // cpu_bytes >= the bytes asked for (false: even every splittable row is short)
     std::vector<SplitKind> kinds;  // in tier order, then by role
 };
@@ -87,18 +106,20 @@ struct RowSplit {
 // Whether the CPU multiplies a weight format fast; empty = every format is.
 using CpuGemvFast = std::function<bool(dense_type_id weight)>;
 
-// Moves rows to the CPU (tiers above) until at least `bytes_to_move` bytes of weights are there.
-// bytes_to_move = 0 gives whole_on_gpu.
+// Moves weights off the GPU until at least `bytes_to_move` bytes are off it: first, when
+// `tables_to_host`, the row-read tables whole (Side::HostTable), then matrix rows to the CPU (tiers
+// above). bytes_to_move = 0 gives whole_on_gpu.
 RowSplit choose_row_split(const model::BoundModel& model, const model::ModelSpec& spec, uint64_t bytes_to_move,
-                          const CpuGemvFast& cpu_fast = {});
+                          const CpuGemvFast& cpu_fast = {}, bool tables_to_host = false);
 
 // Per-role summary of any placement (as RowSplit::kinds).
 std::vector<SplitKind> summarize(const model::BoundModel& model, const Placement& placement);
 
 // Proves `placement` places every row of every used weight exactly once, in the shape the executor
 // runs: no gap, no overlap, no range past the tensor's rows or empty/reversed, no tensor the model
-// does not use, GPU rows a prefix and CPU rows a suffix split at a multiple of kSplitRowTile, and
-// no split of a tensor that is not a GEMV weight. Throws dense::Error(Internal) naming the tensor
+// does not use, GPU rows a prefix and CPU rows a suffix split at a multiple of kSplitRowTile, no
+// split of a tensor that is not a GEMV weight, and host tables only whole and only of row-read
+// tables. Throws dense::Error(Internal) naming the tensor
 // and the row range otherwise (a placement is the planner's output: a bad one is a bug).
 void verify_exact_cover(const model::BoundModel& model, const model::ModelSpec& spec, const Placement& placement);
 

@@ -43,6 +43,12 @@ void weight_lines(const model::BoundModel& model, const Placement* placement, Vr
         if (placement != nullptr && placement->splits_any()) detail += "; GPU prefix rows only (row split)";
         bill.lines.push_back(BillLine{Item::Weights, g.layer_kind, g.bytes, g.tensors, "tensors", detail});
     }
+    if (placement != nullptr)
+        for (const auto* t : arena.tensors)
+            if (placement->in_host_table(std::string(t->name)))
+                bill.notes.push_back(std::string(t->name) + " (" + format_bytes(t->n_bytes) +
+                                     ") stays in page-locked host memory, not in VRAM: the GPU reads the one row a "
+                                     "token needs over the bus");
     if (arena.skipped_bytes > 0)
         bill.notes.push_back("skipped blocks (MTP) are never uploaded: " + format_bytes(arena.skipped_bytes) +
                              " of the file stay off the GPU");
