@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <cmath>
 #include <optional>
@@ -200,6 +201,22 @@ TEST(GpuSession, RowSplitSeedIq4MixMatchesCpuRefLayerByLayer) { compare_with_cpu
 // gives cosines far below, e.g. 0.91 when the two sides used different activation formats) fails.
 TEST(GpuSession, Q8_0ModelDriftsOnlyByRoundingFlips) { compare_with_cpu_ref("q8_0", 0.998, 1); }
 
+// Steps both sessions through `prompt` in lockstep; where `logits_at(i)`, their logits must agree
+// bit for bit, and their state after the last step too.
+void expect_bit_identical_steps(exec::Session& a, exec::Session& b, const std::vector<int32_t>& prompt,
+                                const std::function<bool(size_t)>& logits_at = [](size_t) { return true; }) {
+    for (size_t i = 0; i < prompt.size(); ++i) {
+        const bool logits = logits_at(i);
+        a.step(prompt[i], logits);
+        b.step(prompt[i], logits);
+        if (!logits) continue;
+        const auto x = a.logits(), y = b.logits();
+        ASSERT_EQ(x.size(), y.size());
+        EXPECT_TRUE(std::equal(x.begin(), x.end(), y.begin())) << "position " << i;
+    }
+    EXPECT_EQ(a.snapshot_state(), b.snapshot_state());
+}
+
 // The replayed device graph must compute exactly what the op-by-op run computes (same kernels, same
 // order): logits bit for bit, state-only prompt steps included.
 TEST(GpuSession, CapturedGraphReplaysTheSameStepBitForBit) {
@@ -208,16 +225,8 @@ TEST(GpuSession, CapturedGraphReplaysTheSameStepBitForBit) {
     auto direct = session_on(*f.model, *gpu, false);
     auto replay = session_on(*f.model, *gpu, true);
     const auto prompt = random_prompt(20, static_cast<int32_t>(direct->n_vocab()), 5);
-    for (size_t i = 0; i < prompt.size(); ++i) {
-        const bool logits = i % 3 == 2 || i + 1 == prompt.size();
-        direct->step(prompt[i], logits);
-        replay->step(prompt[i], logits);
-        if (!logits) continue;
-        const auto a = direct->logits(), b = replay->logits();
-        ASSERT_EQ(a.size(), b.size());
-        EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin())) << "position " << i;
-    }
-    EXPECT_EQ(direct->snapshot_state(), replay->snapshot_state());
+    expect_bit_identical_steps(*direct, *replay, prompt,
+                               [&](size_t i) { return i % 3 == 2 || i + 1 == prompt.size(); });
 }
 
 std::unique_ptr<exec::Session> split_session_on(const Model& m, size_t device, plan::Placement split,
@@ -379,22 +388,13 @@ TEST(GpuSession, HostTableEmbeddingIsBitIdenticalToTheArenaOne) {
                 if (t->name == r.tensor) table_bytes = t->n_bytes;
         }
     ASSERT_GT(table_bytes, 0u);
-    auto plain = session_on(m, *gpu);
     for (const bool device_graph : {true, false}) {
         SCOPED_TRACE(device_graph ? "captured" : "node by node");
+        auto plain = session_on(m, *gpu);
         auto hosted = split_session_on(m, *gpu, placement, device_graph);
         EXPECT_EQ(plain->bill().weight_bytes - hosted->bill().weight_bytes, plan::weight_slot_bytes(table_bytes));
         EXPECT_EQ(hosted->bill().cpu_read_bytes, 0u);
-        auto fresh = session_on(m, *gpu);
-        const auto prompt = random_prompt(10, static_cast<int32_t>(fresh->n_vocab()), 31);
-        for (size_t i = 0; i < prompt.size(); ++i) {
-            fresh->step(prompt[i], true);
-            hosted->step(prompt[i], true);
-            const auto a = fresh->logits(), b = hosted->logits();
-            ASSERT_EQ(a.size(), b.size());
-            EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin())) << "position " << i;
-        }
-        EXPECT_EQ(fresh->snapshot_state(), hosted->snapshot_state());
+        expect_bit_identical_steps(*plain, *hosted, random_prompt(10, static_cast<int32_t>(plain->n_vocab()), 31));
     }
 }
 
@@ -408,15 +408,7 @@ TEST(GpuSession, RowSplitCapturedGraphReplaysBitForBit) {
         SCOPED_TRACE("bus share " + std::to_string(bus_share));
         auto direct = split_session_on(*f.model, *gpu, placement, false, bus_share);
         auto replay = split_session_on(*f.model, *gpu, placement, true, bus_share);
-        const auto prompt = random_prompt(10, static_cast<int32_t>(direct->n_vocab()), 9);
-        for (size_t i = 0; i < prompt.size(); ++i) {
-            direct->step(prompt[i], true);
-            replay->step(prompt[i], true);
-            const auto a = direct->logits(), b = replay->logits();
-            ASSERT_EQ(a.size(), b.size());
-            EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin())) << "position " << i;
-        }
-        EXPECT_EQ(direct->snapshot_state(), replay->snapshot_state());
+        expect_bit_identical_steps(*direct, *replay, random_prompt(10, static_cast<int32_t>(direct->n_vocab()), 9));
     }
 }
 

@@ -114,6 +114,7 @@ void WeightStore::copy_host_tables(const std::vector<const gguf::TensorInfo*>& t
                                    const plan::Placement& placement, bool drop_page_cache) {
     const auto start = std::chrono::steady_clock::now();
     std::string names;
+    uint64_t table_bytes = 0;
     for (const auto* t : tensors) {
         if (!placement.in_host_table(std::string(t->name))) continue;
         if (!memory.can_map_host())
@@ -131,13 +132,13 @@ void WeightStore::copy_host_tables(const std::vector<const gguf::TensorInfo*>& t
         // end hold other tensors' bytes).
         released_ += gguf::MappedFile::release_pages_at(t->data, drop_page_cache);
         where_[t] = mapped.second;
-        host_table_bytes_ += t->n_bytes;
+        table_bytes += t->n_bytes;
         names += (names.empty() ? "" : ", ") + std::string(t->name);
     }
-    if (host_table_bytes_ > 0)
+    if (table_bytes > 0)
         spdlog::info("host tables: {} ({}) copied to page-locked host memory in {:.2f} s; the GPU reads the row a "
                      "token needs over the bus",
-                     names, format_bytes(host_table_bytes_),
+                     names, format_bytes(table_bytes),
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 

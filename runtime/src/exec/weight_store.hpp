@@ -39,7 +39,6 @@ public:
     double upload_seconds() const noexcept { return seconds_; }
     uint64_t released_bytes() const noexcept { return released_; }  // of the mapping, after the upload
     uint64_t resident_after_upload() const noexcept { return rss_; }  // process RSS; 0 = unknown or no upload
-    uint64_t host_table_bytes() const noexcept { return host_table_bytes_; }  // in page-locked host memory
 
 private:
     void copy_host_tables(const std::vector<const gguf::TensorInfo*>& tensors, DeviceMemory& memory,
@@ -50,7 +49,6 @@ private:
     double seconds_ = 0;
     uint64_t released_ = 0;
     uint64_t rss_ = 0;
-    uint64_t host_table_bytes_ = 0;
 };
 
 }  // namespace dense::exec

@@ -354,7 +354,8 @@ typedef struct dense_device_api {
      * enqueued after it waits until fn returns (cudaLaunchHostFunc). Capturable into a graph, where
      * it runs at every launch. fn must not call the device API. */
     dense_status (*launch_host_fn)(void* user, uint32_t device_index, void (*fn)(void* arg), void* arg, void* stream);
-    /* ---- ABI 1.5 (NULL in older packs: a row split's activations and CPU results then cross by copy).
+    /* ---- ABI 1.5 (NULL in older packs: a row split's activations and CPU results then cross by copy,
+     * and token_embd stays in VRAM when the weights do not fit).
      * Page-locked host memory that the device's kernels read and write in place over the bus
      * (cudaHostAlloc, mapped): *out_host_ptr is where the host sees it, *out_device_ptr where kernels
      * see the same bytes. Synchronous; freed with host_free. */
