@@ -2,7 +2,8 @@
 // bit for bit (the pack computes the same integer block sums and the same float operations in the same
 // order, plugins/cpu-avx2/src/kernels/row_dots.hpp), for every format it registers, at several shapes,
 // realistic and full-range fp16 scales, with and without accumulation, on row ranges that start
-// anywhere (how the row-split executor calls it). Also: the pack wins op selection over cpu-ref for
+// anywhere (how the row-split executor calls it), with row counts that are and are not multiples of
+// the eight rows the kernels take at a time. Also: the pack wins op selection over cpu-ref for
 // its keys, and leaves CPU sessions' own activation formats alone. Skips where the CPU lacks AVX2.
 #include "common/pack_loading.hpp"
 #include "common/test_paths.hpp"
@@ -25,22 +26,29 @@ packs::PackManager& avx2_and_ref() {
     return *pm;
 }
 
-// The cpu-avx2 impl of GEMV_Q(type, Q8_32) on the CPU, or the reason it cannot run here.
-const packs::OpCandidate* avx2_gemv(dense_type_id type, std::string& why) {
+// The cpu-avx2 impls of GEMV_Q(type, Q8_32) on the CPU (the AVX2 one, and the AVX-512 VNNI one where
+// this CPU has it), highest priority first, or none and the reason.
+std::vector<const packs::OpCandidate*> avx2_gemvs(dense_type_id type, std::string& why) {
     const auto& pm = avx2_and_ref();
     const packs::PackRecord* p = pm.find_pack("cpu-avx2");
     if (p == nullptr) {
         why = "cpu-avx2 pack not built";
-        return nullptr;
+        return {};
     }
     if (!p->usable()) {
         why = "cpu-avx2 not usable on this CPU (" + p->reason + ")";
-        return nullptr;
+        return {};
     }
+    std::vector<const packs::OpCandidate*> found;
     for (const auto& c : pm.registry().candidates(packs::OpKey{DENSE_OP_GEMV_Q, type, DENSE_TYPE_Q8_32, DENSE_DEVICE_CPU}))
-        if (c.pack == "cpu-avx2") return &c;
-    why = "cpu-avx2 registers no GEMV for this format";
-    return nullptr;
+        if (c.pack == "cpu-avx2") found.push_back(&c);
+    if (found.empty()) why = "cpu-avx2 registers no GEMV for this format";
+    return found;
+}
+
+const packs::OpCandidate* avx2_gemv(dense_type_id type, std::string& why) {
+    const auto found = avx2_gemvs(type, why);
+    return found.empty() ? nullptr : found.front();
 }
 
 dense_tensor_view view(const void* data, dense_type_id type, int64_t ne0, int64_t ne1, int64_t row_bytes, int64_t block_bytes) {
@@ -64,14 +72,19 @@ class Avx2Gemv : public ::testing::TestWithParam<dense_type_id> {};
 TEST_P(Avx2Gemv, BitIdenticalToCpuRefOnRandomBlocks) {
     const dense_type_id type = GetParam();
     std::string why;
-    const packs::OpCandidate* op = avx2_gemv(type, why);
-    if (op == nullptr) GTEST_SKIP() << why;
+    const auto impls = avx2_gemvs(type, why);
+    if (impls.empty()) GTEST_SKIP() << why;
+    for (const packs::OpCandidate* op : impls) {
+    SCOPED_TRACE(op->impl.name);
     const cpuref::FormatKernels& f = cpuref::format(type);
     std::mt19937_64 rng(0xA5A5 + type);
     struct Shape {
         int64_t in, rows;
     };
-    for (const Shape s : {Shape{256, 1}, Shape{512, 37}, Shape{5120, 96}, Shape{17408, 9}}) {
+    std::vector<Shape> shapes{{256, 1}, {512, 37}, {5120, 96}, {17408, 9}};
+    // The 32-element formats also take rows that end inside a 256-element unit (the kernels' tail).
+    if (f.block_elements == 32) shapes.push_back({288, 19});
+    for (const Shape s : shapes) {
         for (const auto range : {quant::ScaleRange::Moderate, quant::ScaleRange::Full}) {
             for (const bool accumulate : {false, true}) {
                 SCOPED_TRACE(std::string(f.name) + " " + std::to_string(s.in) + " x " + std::to_string(s.rows) +
@@ -116,6 +129,7 @@ TEST_P(Avx2Gemv, BitIdenticalToCpuRefOnRandomBlocks) {
                         << "row " << r << ": got " << quant::hex32(got[r]) << ", cpu-ref " << quant::hex32(want[r]);
             }
         }
+    }
     }
 }
 

@@ -40,16 +40,8 @@ std::string run_gemv(const GemvFormat& f, const dense_op_call& c) {
     std::string err = check_gemv(f, c);
     if (!err.empty()) return err;
     const dense_tensor_view &w = c.src[0], &x = c.src[1], &y = c.dst[0];
-    const auto* rows = static_cast<const uint8_t*>(w.data);
-    const auto* act = static_cast<const uint8_t*>(x.data);
-    auto* out = static_cast<float*>(y.data);
-    const int64_t in = w.ne[0];
-    const auto stride = static_cast<uint64_t>(w.nb[1]);
-    if (accumulates(c)) {
-        for (int64_t r = 0; r < w.ne[1]; ++r) out[r] += f.dot(rows + static_cast<uint64_t>(r) * stride, act, in);
-    } else {
-        for (int64_t r = 0; r < w.ne[1]; ++r) out[r] = f.dot(rows + static_cast<uint64_t>(r) * stride, act, in);
-    }
+    f.rows(RowsArgs{static_cast<const uint8_t*>(w.data), static_cast<uint64_t>(w.nb[1]), w.ne[1],
+                    static_cast<const uint8_t*>(x.data), w.ne[0], static_cast<float*>(y.data), accumulates(c)});
     return {};
 }
 

@@ -1,5 +1,5 @@
 // The pack's one op: GEMV_Q (y = W x, or y += W x with dense_gemv_params.accumulate) of a weight format
-// with a row dot in kernels/row_dots.hpp against a Q8_32 activation, rows one after another. The host
+// with a rows dot in kernels/row_dots.hpp against a Q8_32 activation. The host
 // runs several calls at once on row ranges of a matrix (exec/host_nodes.hpp), so one call is one thread.
 #pragma once
 
@@ -16,7 +16,7 @@ struct GemvFormat {
     const char* op_name;        // "cpu-avx2.gemv_q.q4_k.q8_32": a literal
     int64_t block_elements;     // the weight's block: rows are whole blocks
     int64_t block_bytes;
-    RowDot dot;
+    RowsDot rows;
 };
 
 // Empty when `call` is a GEMV this pack computes for `f`, else why not (for the host's log).

@@ -4,10 +4,16 @@
 // cpu-ref's 0, so they serve those keys wherever the CPU has AVX2 and F16C. The activation choice of a CPU session
 // is unchanged (each weight's own activation format first, packs/activation_choice.cpp), so these
 // impls run only where the activation is Q8_32: the CPU rows of a row split beside a GPU.
+//
+// Where the CPU also has AVX-512 F/BW/VL/VNNI, IQ4_XS and Q4_K (most of a split's CPU rows) get a
+// second impl each (kernels/avx512/, priority 2, same results bit for bit) that wins selection; the
+// pack stays one (it is the x86 SIMD pack: the AVX2 impls serve every other format there).
+// DENSE_CPU_AVX512=0 leaves those impls out, to measure one against the other.
 #include "gemv_op.hpp"
 
 #include <dense/sdk/pack.hpp>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,15 +26,29 @@ namespace dense::cpuavx2 {
 namespace {
 
 constexpr GemvFormat kFormats[] = {
-    {DENSE_TYPE_IQ4_XS, "cpu-avx2.gemv_q.iq4_xs.q8_32", 256, 136, dot_iq4_xs_q8_32},
-    {DENSE_TYPE_IQ4_NL, "cpu-avx2.gemv_q.iq4_nl.q8_32", 32, 18, dot_iq4_nl_q8_32},
-    {DENSE_TYPE_Q2_K, "cpu-avx2.gemv_q.q2_k.q8_32", 256, 84, dot_q2_k_q8_32},
-    {DENSE_TYPE_Q3_K, "cpu-avx2.gemv_q.q3_k.q8_32", 256, 110, dot_q3_k_q8_32},
-    {DENSE_TYPE_Q4_K, "cpu-avx2.gemv_q.q4_k.q8_32", 256, 144, dot_q4_k_q8_32},
-    {DENSE_TYPE_Q5_K, "cpu-avx2.gemv_q.q5_k.q8_32", 256, 176, dot_q5_k_q8_32},
-    {DENSE_TYPE_Q6_K, "cpu-avx2.gemv_q.q6_k.q8_32", 256, 210, dot_q6_k_q8_32},
-    {DENSE_TYPE_Q8_0, "cpu-avx2.gemv_q.q8_0.q8_32", 32, 34, dot_q8_0_q8_32},
+    {DENSE_TYPE_IQ4_XS, "cpu-avx2.gemv_q.iq4_xs.q8_32", 256, 136, dot_rows_iq4_xs_q8_32},
+    {DENSE_TYPE_IQ4_NL, "cpu-avx2.gemv_q.iq4_nl.q8_32", 32, 18, dot_rows_iq4_nl_q8_32},
+    {DENSE_TYPE_Q2_K, "cpu-avx2.gemv_q.q2_k.q8_32", 256, 84, dot_rows_q2_k_q8_32},
+    {DENSE_TYPE_Q3_K, "cpu-avx2.gemv_q.q3_k.q8_32", 256, 110, dot_rows_q3_k_q8_32},
+    {DENSE_TYPE_Q4_K, "cpu-avx2.gemv_q.q4_k.q8_32", 256, 144, dot_rows_q4_k_q8_32},
+    {DENSE_TYPE_Q5_K, "cpu-avx2.gemv_q.q5_k.q8_32", 256, 176, dot_rows_q5_k_q8_32},
+    {DENSE_TYPE_Q6_K, "cpu-avx2.gemv_q.q6_k.q8_32", 256, 210, dot_rows_q6_k_q8_32},
+    {DENSE_TYPE_Q8_0, "cpu-avx2.gemv_q.q8_0.q8_32", 32, 34, dot_rows_q8_0_q8_32},
 };
+
+constexpr GemvFormat kVnni512Formats[] = {
+    {DENSE_TYPE_IQ4_XS, "cpu-avx2.gemv_q.iq4_xs.q8_32.avx512vnni", 256, 136, dot_rows_iq4_xs_q8_32_vnni512},
+    {DENSE_TYPE_Q4_K, "cpu-avx2.gemv_q.q4_k.q8_32.avx512vnni", 256, 144, dot_rows_q4_k_q8_32_vnni512},
+};
+
+// The CPU and the OS (ZMM state saved: libgcc's check includes XCR0) support the VNNI kernels, and
+// DENSE_CPU_AVX512 does not turn them off.
+bool use_avx512_vnni() {
+    if (const char* v = std::getenv("DENSE_CPU_AVX512"); v != nullptr && std::string(v) == "0") return false;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512vnni");
+}
 
 struct PackState {
     dense_pack pack = dense::sdk::make_struct<dense_pack>();
@@ -71,14 +91,19 @@ uint32_t score(const dense_hw_desc& hw) {
 dense_status init(dense::sdk::Host host, dense_pack** out) {
     auto state = std::make_unique<PackState>();
     state->host = host;
-    for (const GemvFormat& f : kFormats) {
+    std::vector<std::pair<const GemvFormat*, uint32_t>> impls;  // format, priority
+    for (const GemvFormat& f : kFormats) impls.emplace_back(&f, 1u);
+    if (use_avx512_vnni())
+        for (const GemvFormat& f : kVnni512Formats) impls.emplace_back(&f, 2u);
+    for (const auto& [format, priority] : impls) {
+        const GemvFormat& f = *format;
         state->ops.push_back(std::make_unique<PackState::Op>(PackState::Op{state.get(), &f}));
         auto impl = dense::sdk::make_struct<dense_op_impl>();
         impl.op_kind = DENSE_OP_GEMV_Q;
         impl.weight_type = f.weight;
         impl.act_type = DENSE_TYPE_Q8_32;
         impl.device_kind = DENSE_DEVICE_CPU;
-        impl.priority = 1;
+        impl.priority = priority;
         impl.name = f.op_name;
         impl.user = state->ops.back().get();
         impl.supports = supports_cb;

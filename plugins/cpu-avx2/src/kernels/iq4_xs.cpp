@@ -2,12 +2,11 @@
 // @4, qs[128] @8 (sub-block ib: 16 bytes, element p < 16 the low nibble of byte p, p >= 16 the high
 // nibble of byte p - 16), nibbles index kvalues_iq4nl.
 //
-// One super-block at a time: per sub-block a 16-entry byte shuffle turns the nibbles into codebook
-// values and one signed dot gives eight partial sums; the eight sub-blocks' sums, scales and
-// activation scales then sit in the eight lanes of one vector each, so the per-block float terms
-// (d * da) * float(ls * t) are formed together, and added to the row's sum in block order.
-#include "kernels/avx2_common.hpp"
-#include "kernels/row_dots.hpp"
+// Per super-block: per sub-block a 16-entry byte shuffle turns the nibbles into codebook values and
+// one signed dot gives eight partial sums; the eight sub-blocks' sums, scales and activation scales
+// then sit in the eight lanes of one vector each, so the per-block float terms (d * da) * float(ls *
+// t) are formed together (row_group.hpp adds them to each row's sum in block order).
+#include "kernels/row_group.hpp"
 
 #include "dense_quant_tables.h"
 
@@ -15,14 +14,15 @@ namespace dense::cpuavx2 {
 
 using namespace detail;
 
-float dot_iq4_xs_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
-    const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dense_kvalues_iq4nl));
-    const __m128i low4 = _mm_set1_epi8(0x0F);
-    const __m256i shift_l = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
-    const __m256i shift_h = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
-    float sum = 0.0f;
-    for (int64_t sb = 0; sb < n / 256; ++sb) {
-        const uint8_t* blk = row + sb * 136;
+namespace {
+
+struct Iq4Xs : NoTail {
+    static constexpr uint64_t kUnitBytes = 136;
+    static DENSE_AVX2_INLINE __m256 terms(const uint8_t* blk, const uint8_t* act, int64_t n, int64_t sb) noexcept {
+        const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dense_kvalues_iq4nl));
+        const __m128i low4 = _mm_set1_epi8(0x0F);
+        const __m256i shift_l = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+        const __m256i shift_h = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
         const uint8_t* a = q832_codes(act, 8 * sb);
         __m256i dots[8];
         for (int ib = 0; ib < 8; ++ib) {
@@ -42,9 +42,12 @@ float dot_iq4_xs_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
         const __m256i hi = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(scales_h), shift_h), _mm256_set1_epi32(3));
         const __m256i ls = _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), _mm256_set1_epi32(32));
         const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk)), q832_d8(act, n, sb));
-        sum = add_in_order(sum, _mm256_mul_ps(dd, _mm256_cvtepi32_ps(_mm256_mullo_epi32(ls, t))));
+        return _mm256_mul_ps(dd, _mm256_cvtepi32_ps(_mm256_mullo_epi32(ls, t)));
     }
-    return sum;
-}
+};
+
+}  // namespace
+
+void dot_rows_iq4_xs_q8_32(const RowsArgs& args) { dot_rows<Iq4Xs>(args); }
 
 }  // namespace dense::cpuavx2

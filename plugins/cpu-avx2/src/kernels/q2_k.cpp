@@ -5,20 +5,20 @@
 //   isum = sc_0 * sum16_0(q * qa) + sc_1 * sum16_1(q * qa),  msum = m_0 * sum16_0(qa) + m_1 * sum16_1(qa)
 //   term = (d * da) * float(isum) - (dmin * da) * float(msum)
 // formed for the eight blocks in lanes and added to the row's sum in block order, as cpu-ref does.
-#include "kernels/avx2_common.hpp"
-#include "kernels/row_dots.hpp"
+#include "kernels/row_group.hpp"
 
 namespace dense::cpuavx2 {
 
 using namespace detail;
 
-float dot_q2_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
-    const __m256i three = _mm256_set1_epi8(3);
-    const __m256i ones = _mm256_set1_epi8(1);
-    const __m256i low4 = _mm256_set1_epi32(0x0F);
-    float sum = 0.0f;
-    for (int64_t sb = 0; sb < n / 256; ++sb) {
-        const uint8_t* blk = row + sb * 84;
+namespace {
+
+struct Q2K : NoTail {
+    static constexpr uint64_t kUnitBytes = 84;
+    static DENSE_AVX2_INLINE __m256 terms(const uint8_t* blk, const uint8_t* act, int64_t n, int64_t sb) noexcept {
+        const __m256i three = _mm256_set1_epi8(3);
+        const __m256i ones = _mm256_set1_epi8(1);
+        const __m256i low4 = _mm256_set1_epi32(0x0F);
         const uint8_t* a = q832_codes(act, 8 * sb);
         const __m128i scales = load16(blk);
         __m256i dots[8], mins[8];
@@ -34,9 +34,12 @@ float dot_q2_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
         const __m256 da = q832_d8(act, n, sb);
         const __m256 x = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 80)), da), _mm256_cvtepi32_ps(isum));
         const __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 82)), da), _mm256_cvtepi32_ps(msum));
-        sum = add_in_order(sum, _mm256_sub_ps(x, y));
+        return _mm256_sub_ps(x, y);
     }
-    return sum;
-}
+};
+
+}  // namespace
+
+void dot_rows_q2_k_q8_32(const RowsArgs& args) { dot_rows<Q2K>(args); }
 
 }  // namespace dense::cpuavx2

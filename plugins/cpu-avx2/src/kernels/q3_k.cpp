@@ -5,8 +5,7 @@
 // their own scales (sub-blocks 2jj and 2jj + 1): the dot's lanes 0..3 are multiplied by one, lanes
 // 4..7 by the other, before the lanes are summed (integers: exact). Then the eight blocks' terms
 // (d * da) * float(isum) in lanes, added to the row's sum in block order, as cpu-ref does.
-#include "kernels/avx2_common.hpp"
-#include "kernels/row_dots.hpp"
+#include "kernels/row_group.hpp"
 
 namespace dense::cpuavx2 {
 
@@ -32,15 +31,12 @@ __m128i q3_k_scales(const uint8_t* s) noexcept {
     return _mm_sub_epi8(_mm_or_si128(low4, high2), _mm_set1_epi8(32));
 }
 
-}  // namespace
-
-float dot_q3_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
-    const __m256i three = _mm256_set1_epi8(3);
-    const __m256i one = _mm256_set1_epi8(1);
-    const __m256i four = _mm256_set1_epi8(4);
-    float sum = 0.0f;
-    for (int64_t sb = 0; sb < n / 256; ++sb) {
-        const uint8_t* blk = row + sb * 110;
+struct Q3K : NoTail {
+    static constexpr uint64_t kUnitBytes = 110;
+    static DENSE_AVX2_INLINE __m256 terms(const uint8_t* blk, const uint8_t* act, int64_t n, int64_t sb) noexcept {
+        const __m256i three = _mm256_set1_epi8(3);
+        const __m256i one = _mm256_set1_epi8(1);
+        const __m256i four = _mm256_set1_epi8(4);
         const uint8_t* a = q832_codes(act, 8 * sb);
         const __m128i scales = q3_k_scales(blk + 96);
         const __m256i hmask = load32(blk);
@@ -56,9 +52,12 @@ float dot_q3_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
         }
         const __m256i isum = hsum8(dots);
         const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 108)), q832_d8(act, n, sb));
-        sum = add_in_order(sum, _mm256_mul_ps(dd, _mm256_cvtepi32_ps(isum)));
+        return _mm256_mul_ps(dd, _mm256_cvtepi32_ps(isum));
     }
-    return sum;
-}
+};
+
+}  // namespace
+
+void dot_rows_q3_k_q8_32(const RowsArgs& args) { dot_rows<Q3K>(args); }
 
 }  // namespace dense::cpuavx2

@@ -2,19 +2,19 @@
 // qh[32] @16 (bit j of qh[l] is the 5th bit of element 32j + l), qs[128] @48 (nibbles as Q4_K).
 // Per sub-block j: code = nibble + 16 * bit, 0..31 unsigned, one unsigned-signed dot; then, as Q4_K,
 // the eight blocks' terms in lanes, added to the row's sum in block order.
-#include "kernels/avx2_common.hpp"
-#include "kernels/row_dots.hpp"
+#include "kernels/row_group.hpp"
 
 namespace dense::cpuavx2 {
 
 using namespace detail;
 
-float dot_q5_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
-    const __m256i low4 = _mm256_set1_epi8(0x0F);
-    const __m256i one = _mm256_set1_epi8(1);
-    float sum = 0.0f;
-    for (int64_t sb = 0; sb < n / 256; ++sb) {
-        const uint8_t* blk = row + sb * 176;
+namespace {
+
+struct Q5K : NoTail {
+    static constexpr uint64_t kUnitBytes = 176;
+    static DENSE_AVX2_INLINE __m256 terms(const uint8_t* blk, const uint8_t* act, int64_t n, int64_t sb) noexcept {
+        const __m256i low4 = _mm256_set1_epi8(0x0F);
+        const __m256i one = _mm256_set1_epi8(1);
         const uint8_t* a = q832_codes(act, 8 * sb);
         const __m256i qh = load32(blk + 16);
         __m256i dots[8];
@@ -25,9 +25,12 @@ float dot_q5_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
             const __m256i bit = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(j)), one);
             dots[j] = dot_u8_s8(_mm256_or_si256(nib, _mm256_slli_epi16(bit, 4)), load32(a + 32 * j));
         }
-        sum = add_in_order(sum, k_quant_terms(blk, act, n, sb, hsum8(dots)));
+        return k_quant_terms(blk, act, n, sb, hsum8(dots));
     }
-    return sum;
-}
+};
+
+}  // namespace
+
+void dot_rows_q5_k_q8_32(const RowsArgs& args) { dot_rows<Q5K>(args); }
 
 }  // namespace dense::cpuavx2

@@ -5,20 +5,20 @@
 // dot's lanes 0..3 (elements 0..15) are multiplied by one and lanes 4..7 by the other before the
 // lanes are summed (integers: exact). Then the eight blocks' terms (d * da) * float(isum) in lanes,
 // added to the row's sum in block order.
-#include "kernels/avx2_common.hpp"
-#include "kernels/row_dots.hpp"
+#include "kernels/row_group.hpp"
 
 namespace dense::cpuavx2 {
 
 using namespace detail;
 
-float dot_q6_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
-    const __m256i low4 = _mm256_set1_epi8(0x0F);
-    const __m256i three = _mm256_set1_epi8(3);
-    const __m256i bias = _mm256_set1_epi8(32);
-    float sum = 0.0f;
-    for (int64_t sb = 0; sb < n / 256; ++sb) {
-        const uint8_t* blk = row + sb * 210;
+namespace {
+
+struct Q6K : NoTail {
+    static constexpr uint64_t kUnitBytes = 210;
+    static DENSE_AVX2_INLINE __m256 terms(const uint8_t* blk, const uint8_t* act, int64_t n, int64_t sb) noexcept {
+        const __m256i low4 = _mm256_set1_epi8(0x0F);
+        const __m256i three = _mm256_set1_epi8(3);
+        const __m256i bias = _mm256_set1_epi8(32);
         const uint8_t* a = q832_codes(act, 8 * sb);
         const __m128i scales = load16(blk + 192);
         __m256i dots[8];
@@ -34,9 +34,12 @@ float dot_q6_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
         }
         const __m256i isum = hsum8(dots);
         const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 208)), q832_d8(act, n, sb));
-        sum = add_in_order(sum, _mm256_mul_ps(dd, _mm256_cvtepi32_ps(isum)));
+        return _mm256_mul_ps(dd, _mm256_cvtepi32_ps(isum));
     }
-    return sum;
-}
+};
+
+}  // namespace
+
+void dot_rows_q6_k_q8_32(const RowsArgs& args) { dot_rows<Q6K>(args); }
 
 }  // namespace dense::cpuavx2

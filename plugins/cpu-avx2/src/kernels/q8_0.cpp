@@ -1,19 +1,38 @@
-// Q8_0 x Q8_32 (cpu-ref: q8_0.cpp). 34-byte blocks of 32: d fp16 @0, int8 qs[32] @2; one signed dot.
-#include "kernels/avx2_common.hpp"
-#include "kernels/row_dots.hpp"
+// Q8_0 x Q8_32 (cpu-ref: q8_0.cpp). 34-byte blocks of 32: d fp16 @0, int8 qs[32] @2; one signed dot
+// per block, and the term (d * da) * float(isum) added to the row's sum in block order. row_group.hpp
+// takes eight blocks (one 256-element unit) of eight rows at a time; blocks past the last whole unit
+// are added one by one (tail).
+#include "kernels/row_group.hpp"
 
 namespace dense::cpuavx2 {
 
 using namespace detail;
 
-float dot_q8_0_q8_32(const uint8_t* row, const uint8_t* act, int64_t n) {
-    float sum = 0.0f;
-    for (int64_t b = 0; b < n / 32; ++b) {
-        const uint8_t* blk = row + 34 * b;
-        const int32_t isum = hsum(dot_s8_s8(load32(blk + 2), load32(q832_codes(act, b))));
-        sum += (load_fp16(blk) * q832_d(act, n, b)) * to_f(isum);
-    }
-    return sum;
+namespace {
+
+float block_term(const uint8_t* blk, const uint8_t* act, int64_t n, int64_t b) noexcept {
+    const int32_t isum = hsum(dot_s8_s8(load32(blk + 2), load32(q832_codes(act, b))));
+    return (load_fp16(blk) * q832_d(act, n, b)) * to_f(isum);
 }
+
+struct Q80 {
+    static constexpr uint64_t kUnitBytes = 8 * 34;
+    static DENSE_AVX2_INLINE __m256 terms(const uint8_t* unit, const uint8_t* act, int64_t n, int64_t u) noexcept {
+        const uint8_t* a = q832_codes(act, 8 * u);
+        __m256i dots[8];
+        for (int j = 0; j < 8; ++j) dots[j] = dot_s8_s8(load32(unit + 34 * j + 2), load32(a + 32 * j));
+        const __m256 d = _mm256_setr_ps(load_fp16(unit), load_fp16(unit + 34), load_fp16(unit + 68), load_fp16(unit + 102),
+                                        load_fp16(unit + 136), load_fp16(unit + 170), load_fp16(unit + 204), load_fp16(unit + 238));
+        return _mm256_mul_ps(_mm256_mul_ps(d, q832_d8(act, n, u)), _mm256_cvtepi32_ps(hsum8(dots)));
+    }
+    static float tail(const uint8_t* row, const uint8_t* act, int64_t n, float sum) noexcept {
+        for (int64_t b = n / 256 * 8; b < n / 32; ++b) sum += block_term(row + 34 * b, act, n, b);
+        return sum;
+    }
+};
+
+}  // namespace
+
+void dot_rows_q8_0_q8_32(const RowsArgs& args) { dot_rows<Q80>(args); }
 
 }  // namespace dense::cpuavx2

@@ -1,10 +1,11 @@
-// One output row of a GEMV against a Q8_32 activation (dense_abi.h: n int8 codes, then n/32 float
-// scales d, then n/32 float s = d * sum of the block's codes), per weight format, one file each.
+// The rows of a GEMV against a Q8_32 activation (dense_abi.h: n int8 codes, then n/32 float scales d,
+// then n/32 float s = d * sum of the block's codes), per weight format, one file each.
 //
-// Every function returns exactly what cpu-ref's vec_dot_<format>_q8_32 returns (plugins/cpu-ref/src/
-// kernels/<format>.cpp): the integer sum of each 32-element block is computed with AVX2 (exact), then
-// the block's float terms are formed and added to one float accumulator in cpu-ref's order, with the
-// same operations (no FMA contraction). So the CPU rows of a row split equal the reference bit for bit.
+// Every function writes exactly what cpu-ref's vec_dot_<format>_q8_32 returns for each row (plugins/
+// cpu-ref/src/kernels/<format>.cpp): the integer sum of each 32-element block is computed with AVX2
+// (exact), then the block's float terms are formed and added to one float accumulator per row in
+// cpu-ref's order, with the same operations (no FMA contraction); row_group.hpp does eight rows at a
+// time without changing that order. So the CPU rows of a row split equal the reference bit for bit.
 // Plain functions, compiled with -mavx2 -mf16c: call them only where the CPU has AVX2 and F16C.
 #pragma once
 
@@ -12,15 +13,33 @@
 
 namespace dense::cpuavx2 {
 
-using RowDot = float (*)(const uint8_t* row, const uint8_t* act, int64_t n);
+// `count` rows of `stride` bytes from `rows`, against the n-element activation `act`: out[r] = row r
+// . act, or out[r] += it when `accumulate`.
+struct RowsArgs {
+    const uint8_t* rows;
+    uint64_t stride;
+    int64_t count;
+    const uint8_t* act;
+    int64_t n;
+    float* out;
+    bool accumulate;
+};
 
-float dot_iq4_xs_q8_32(const uint8_t* row, const uint8_t* act, int64_t n);
-float dot_iq4_nl_q8_32(const uint8_t* row, const uint8_t* act, int64_t n);
-float dot_q2_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n);
-float dot_q3_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n);
-float dot_q4_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n);
-float dot_q5_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n);
-float dot_q6_k_q8_32(const uint8_t* row, const uint8_t* act, int64_t n);
-float dot_q8_0_q8_32(const uint8_t* row, const uint8_t* act, int64_t n);
+using RowsDot = void (*)(const RowsArgs& args);
+
+void dot_rows_iq4_xs_q8_32(const RowsArgs& args);
+void dot_rows_iq4_nl_q8_32(const RowsArgs& args);
+void dot_rows_q2_k_q8_32(const RowsArgs& args);
+void dot_rows_q3_k_q8_32(const RowsArgs& args);
+void dot_rows_q4_k_q8_32(const RowsArgs& args);
+void dot_rows_q5_k_q8_32(const RowsArgs& args);
+void dot_rows_q6_k_q8_32(const RowsArgs& args);
+void dot_rows_q8_0_q8_32(const RowsArgs& args);
+
+// The same results with AVX-512 VNNI integer dots (kernels/avx512/), for the formats that carry most
+// of a split's CPU rows. Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni: call them only
+// where the CPU has all four (pack_entry.cpp checks).
+void dot_rows_iq4_xs_q8_32_vnni512(const RowsArgs& args);
+void dot_rows_q4_k_q8_32_vnni512(const RowsArgs& args);
 
 }  // namespace dense::cpuavx2
