@@ -67,7 +67,12 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
                                              rs.placement,       rs.host_tables,
                                              rs.host_table_bytes};
             if (report.split->fits || !rs.enough) break;
-            ask += b.peak() - budget->bytes;
+            // Ask for what is still over, doubled on each attempt: the bill need not fall byte for
+            // byte with the rows moved (the device's op workspaces follow the split's shapes), and
+            // asking the same small amount again can land on the same over-budget split every time
+            // (session 11: --vram-budget 7880MiB was refused on the H200, 118 KB over, while 7800MiB
+            // fitted). A split a few tiles larger than needed costs little; a refused run costs all.
+            ask += (b.peak() - budget->bytes) << attempt;
         }
     }
     return report;
