@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -410,6 +412,33 @@ TEST(GpuSession, RowSplitCapturedGraphReplaysBitForBit) {
         auto replay = split_session_on(*f.model, *gpu, placement, true, bus_share);
         expect_bit_identical_steps(*direct, *replay, random_prompt(10, static_cast<int32_t>(direct->n_vocab()), 9));
     }
+}
+
+// DENSE_ROW_SPLIT_SYNC=words (exec/host_nodes.hpp): the CPU parts handed over by words in mapped host
+// memory (stream memory operations) instead of host functions change when the work runs, never what
+// it computes: logits and state bit for bit against the host-function hand-over, captured and node by
+// node, with bus rows too.
+TEST(GpuSession, RowSplitWordHandOverMatchesHostFunctions) {
+    REQUIRE_GPU(gpu);
+    const SynthFile f = synth_tiny("seed-iq4");
+    const auto placement = split_all_at(*f.model, [](int64_t rows) { return rows / 2; });
+    const char* before = std::getenv("DENSE_ROW_SPLIT_SYNC");
+    const std::string saved = before != nullptr ? before : "";
+    for (const bool device_graph : {true, false}) {
+        SCOPED_TRACE(device_graph ? "captured" : "node by node");
+        ::setenv("DENSE_ROW_SPLIT_SYNC", "hostfn", 1);
+        auto by_host_fn = split_session_on(*f.model, *gpu, placement, device_graph, 0.5);
+        ::setenv("DENSE_ROW_SPLIT_SYNC", "words", 1);
+        auto by_words = split_session_on(*f.model, *gpu, placement, device_graph, 0.5);
+        expect_bit_identical_steps(*by_host_fn, *by_words, random_prompt(12, static_cast<int32_t>(by_words->n_vocab()), 41));
+        EXPECT_TRUE(by_host_fn->host_split_stats().waits_timed);
+        EXPECT_FALSE(by_words->host_split_stats().waits_timed) << "the words were not used (no ABI 1.7 on this device?)";
+        EXPECT_GT(by_words->host_split_stats().jobs, 0u);
+    }
+    if (before != nullptr)
+        ::setenv("DENSE_ROW_SPLIT_SYNC", saved.c_str(), 1);
+    else
+        ::unsetenv("DENSE_ROW_SPLIT_SYNC");
 }
 
 // The layer observer joins each layer's CPU rows and syncs the stream at every layer end; that must

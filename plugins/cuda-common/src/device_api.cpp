@@ -4,6 +4,7 @@
 #include "kernels/launch_chain_break.hpp"
 #include "pack_state.hpp"
 
+#include <cuda.h>  // the driver API's types only: its functions come through cudaGetDriverEntryPointByVersion
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -330,6 +331,66 @@ dense_status stream_wait_event_cb(void* user, uint32_t device_index, void* strea
     });
 }
 
+// The driver's stream memory operations (not in the runtime API), looked up once; null where the
+// driver lacks them. Through the runtime's entry-point query, so the pack links no libcuda.
+using WriteValue32 = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+using WaitValue32 = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+struct StreamMemOps {
+    WriteValue32 write = nullptr;
+    WaitValue32 wait = nullptr;
+};
+const StreamMemOps& stream_mem_ops() {
+    static const StreamMemOps ops = [] {
+        StreamMemOps o;
+        void* fn = nullptr;
+        cudaDriverEntryPointQueryResult found{};
+        if (cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", &fn, 12000, cudaEnableDefault, &found) == cudaSuccess &&
+            found == cudaDriverEntryPointSuccess)
+            o.write = reinterpret_cast<WriteValue32>(fn);
+        if (cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &fn, 12000, cudaEnableDefault, &found) == cudaSuccess &&
+            found == cudaDriverEntryPointSuccess)
+            o.wait = reinterpret_cast<WaitValue32>(fn);
+        return o;
+    }();
+    return ops;
+}
+
+dense_status driver_result(const PackState& st, const char* what, CUresult r) {
+    if (r == CUDA_SUCCESS) return DENSE_OK;
+    st.host.error(st.name + ": " + what + " failed (CUresult " + std::to_string(static_cast<int>(r)) + ")");
+    return DENSE_E_DEVICE;
+}
+
+// Neither op is a kernel: the next kernel on the stream must not start early under a chained
+// launch, so both break the chain (launch_chain_break.hpp), as stream_wait_event does.
+dense_status stream_write_u32_cb(void* user, uint32_t device_index, void* stream, const void* device_word,
+                                 uint32_t value) noexcept {
+    if (device_word == nullptr || reinterpret_cast<uintptr_t>(device_word) % 4 != 0)
+        return invalid(user, "stream_write_u32: the word is NULL or not 4-byte aligned");
+    return on_device(user, device_index, "stream_write_u32", [&](const PackState& st) {
+        if (stream_mem_ops().write == nullptr) return driver_result(st, "cuStreamWriteValue32 (not in this driver)", CUDA_ERROR_NOT_SUPPORTED);
+        const CUresult r = stream_mem_ops().write(static_cast<CUstream>(stream),
+                                                  static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(device_word)), value,
+                                                  CU_STREAM_WRITE_VALUE_DEFAULT);
+        break_launch_chain(stream);
+        return driver_result(st, "cuStreamWriteValue32", r);
+    });
+}
+
+dense_status stream_wait_u32_cb(void* user, uint32_t device_index, void* stream, const void* device_word,
+                                uint32_t value) noexcept {
+    if (device_word == nullptr || reinterpret_cast<uintptr_t>(device_word) % 4 != 0)
+        return invalid(user, "stream_wait_u32: the word is NULL or not 4-byte aligned");
+    return on_device(user, device_index, "stream_wait_u32", [&](const PackState& st) {
+        if (stream_mem_ops().wait == nullptr) return driver_result(st, "cuStreamWaitValue32 (not in this driver)", CUDA_ERROR_NOT_SUPPORTED);
+        const CUresult r = stream_mem_ops().wait(static_cast<CUstream>(stream),
+                                                 static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(device_word)), value,
+                                                 CU_STREAM_WAIT_VALUE_EQ);
+        break_launch_chain(stream);
+        return driver_result(st, "cuStreamWaitValue32", r);
+    });
+}
+
 }  // namespace
 
 dense_device_api make_device_api() noexcept {
@@ -360,6 +421,8 @@ dense_device_api make_device_api() noexcept {
     api.event_destroy = event_destroy_cb;
     api.event_record = event_record_cb;
     api.stream_wait_event = stream_wait_event_cb;
+    api.stream_write_u32 = stream_write_u32_cb;
+    api.stream_wait_u32 = stream_wait_u32_cb;
     return api;
 }
 

@@ -54,8 +54,10 @@ std::string to_markdown(const BenchReport& r) {
               << " CPU threads busy " << fmt("%.1f", sp.thread_ms_per_step) << " thread-ms ("
               << fmt("%.1f", sp.thread_ms_per_step > 0 ? static_cast<double>(sp.cpu_bytes_per_token) / sp.thread_ms_per_step / 1e6 : 0.0)
               << " GB/s per thread), CPU parts start to end " << fmt("%.2f", sp.cpu_ms_per_step)
-              << " ms, device waited " << fmt("%.2f", sp.wait_ms_per_step)
-              << " ms, " << fmt("%.1f", sp.bus_bytes_per_step / 1024.0) << " KiB over the bus\n";
+              << " ms, "
+              << (sp.waits_timed ? "device waited " + fmt("%.2f", sp.wait_ms_per_step) + " ms"
+                                 : std::string("handed over by words in host memory (the device's waits are not timed)"))
+              << ", " << fmt("%.1f", sp.bus_bytes_per_step / 1024.0) << " KiB over the bus\n";
         }
         o << "\n";
         o << "| test | depth | t/s | ± | weight GB/s | of read ceiling | TTFT ms |\n";
@@ -108,6 +110,7 @@ std::string to_json(const BenchReport& r) {
                           {"thread_ms_per_step", r.split->thread_ms_per_step},
                           {"threads", r.split->threads},
                           {"wait_ms_per_step", r.split->wait_ms_per_step},
+                          {"waits_timed", r.split->waits_timed},
                           {"bus_bytes_per_step", r.split->bus_bytes_per_step}};
     if (r.ceiling)
         j["bandwidth_ceiling"] = {{"buffer_bytes", r.ceiling->buffer_bytes},

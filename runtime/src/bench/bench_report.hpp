@@ -45,6 +45,7 @@ struct BenchReport {
         double thread_ms_per_step = 0;     // the worker threads' busy time, summed over the threads
         unsigned threads = 0;
         double wait_ms_per_step = 0;       // how long the device stood waiting for them
+        bool waits_timed = true;           // false: the device waited on words (not timed from the host)
         double bus_bytes_per_step = 0;     // activations to the host and results back
     };
     std::optional<SplitUse> split;

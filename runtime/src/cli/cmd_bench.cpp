@@ -229,6 +229,7 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
             u.thread_ms_per_step = st.thread_ms / steps;
             u.threads = st.threads;
             u.wait_ms_per_step = st.wait_ms / steps;
+            u.waits_timed = st.waits_timed;
             u.bus_bytes_per_step = static_cast<double>(st.bytes_to_host + st.bytes_to_device) / steps;
             report.split = u;
         }

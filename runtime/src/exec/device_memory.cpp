@@ -163,6 +163,15 @@ public:
             throw Error(ErrorKind::Device, label_ + ": the pack's device API (before ABI 1.4) cannot run host functions");
         check(api_.launch_host_fn(user_, index_, fn, arg, stream_), "enqueueing a host function");
     }
+    bool can_signal_host() const noexcept override {
+        return api_.stream_write_u32 != nullptr && api_.stream_wait_u32 != nullptr && can_map_host();
+    }
+    void write_word(const void* device_word, uint32_t value) override {
+        check(api_.stream_write_u32(user_, index_, stream_, device_word, value), "writing a word to host memory");
+    }
+    void wait_word(const void* device_word, uint32_t value) override {
+        check(api_.stream_wait_u32(user_, index_, stream_, device_word, value), "waiting for a word in host memory");
+    }
     bool can_map_host() const noexcept override { return api_.host_alloc_mapped != nullptr && api_.host_free != nullptr; }
     std::pair<void*, void*> alloc_host_mapped(uint64_t bytes) override {
         if (!can_map_host())

@@ -55,6 +55,11 @@ public:
     // (ABI 1.6): how weight rows in page-locked host memory reach the device while it computes
     // (exec/bus_copies.hpp). Events and the side stream are owned by this memory. On the CPU
     // everything runs at once, in enqueue order, so the same schedule runs there too.
+    // ABI 1.7: a 32-bit word of mapped host memory (its device address from alloc_host_mapped)
+    // written / waited for on stream(), in order with the rest of it (stream memory operations).
+    virtual bool can_signal_host() const noexcept { return false; }
+    virtual void write_word(const void* /*device_word*/, uint32_t /*value*/) {}
+    virtual void wait_word(const void* /*device_word*/, uint32_t /*value*/) {}
     virtual bool can_overlap_copies() const noexcept { return false; }
     virtual void* side_stream(unsigned /*index*/ = 0) { return nullptr; }  // each made at its first call
     virtual void* create_event() { throw Error(ErrorKind::Device, label() + " has no events"); }

@@ -2,7 +2,10 @@
 
 #include "core/error.hpp"
 
+#include <immintrin.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <chrono>
 #include <condition_variable>
@@ -58,6 +61,11 @@ struct HostNodes::Job {
     };
     std::vector<Copy> in, out;
     std::vector<ByteRange> reads, writes;
+    // Word hand-over: where the host and the device see this job's go and done words.
+    uint32_t* go = nullptr;
+    uint32_t* done_word = nullptr;
+    const void* go_device = nullptr;
+    const void* done_device = nullptr;
 
     // Per run (guarded by mutex): chunks not yet done, the first failure, timings.
     std::mutex mutex;
@@ -208,9 +216,62 @@ HostNodes::HostNodes(const graph::Graph& g, DeviceMemory& memory, CpuWorkers& wo
             job->chunks[k].src = job->chunk_src[k].data();
             job->chunks[k].dst = &job->chunk_dst[k];
         }
+    const char* sync = std::getenv("DENSE_ROW_SPLIT_SYNC");
+    // Words only when asked for (DENSE_ROW_SPLIT_SYNC=words) until they are measured on a GPU.
+    by_words_ = !jobs_.empty() && memory.can_signal_host() && sync != nullptr && std::string(sync) == "words";
+    if (by_words_) {
+        constexpr uint64_t kLine = 64;  // one cache line per word: the poller and the writers do not share lines
+        const auto [h, d] = memory.alloc_host_mapped(2 * kLine * jobs_.size());
+        words_ = h;
+        for (size_t j = 0; j < jobs_.size(); ++j) {
+            Job& job = *jobs_[j];
+            job.go = reinterpret_cast<uint32_t*>(static_cast<std::byte*>(h) + 2 * kLine * j);
+            job.done_word = reinterpret_cast<uint32_t*>(static_cast<std::byte*>(h) + 2 * kLine * j + kLine);
+            job.go_device = static_cast<const std::byte*>(d) + 2 * kLine * j;
+            job.done_device = static_cast<const std::byte*>(d) + 2 * kLine * j + kLine;
+            *job.go = 0;
+            *job.done_word = 0;
+        }
+        dispatcher_ = std::thread([this] { dispatch_loop(); });
+    }
 }
 
-HostNodes::~HostNodes() { drain(); }
+// Polls every job's go word; a job whose word the stream set is started (the word cleared first:
+// the stream sets it again only in a later step, after this job's join). Spins while steps run,
+// then backs off to short sleeps: between tokens a few tens of microseconds of latency on the first
+// job, and an idle session costs a wake-up per 0.5 ms, not a core.
+void HostNodes::dispatch_loop() {
+    auto last_start = Clock::now();
+    while (!stop_.load(std::memory_order_relaxed)) {
+        bool started = false;
+        for (auto& job : jobs_) {
+            std::atomic_ref<uint32_t> go(*job->go);
+            if (go.load(std::memory_order_acquire) != 1) continue;
+            go.store(0, std::memory_order_relaxed);
+            start_job(job.get());
+            started = true;
+        }
+        if (started) {
+            last_start = Clock::now();
+            continue;
+        }
+        const auto idle = Clock::now() - last_start;
+        if (idle < std::chrono::milliseconds(5))
+            _mm_pause();
+        else if (idle < std::chrono::milliseconds(200))
+            std::this_thread::sleep_for(std::chrono::microseconds(20));
+        else
+            std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+}
+
+HostNodes::~HostNodes() {
+    drain();
+    if (dispatcher_.joinable()) {
+        stop_.store(true, std::memory_order_relaxed);
+        dispatcher_.join();
+    }
+}
 
 void HostNodes::start_job(void* p) {
     auto& job = *static_cast<Job*>(p);
@@ -235,6 +296,9 @@ void HostNodes::run_chunk(void* p, size_t index) {
         job.cpu_ms += std::chrono::duration<double, std::milli>(Clock::now() - job.started).count();
         ++job.runs;
         job.done.notify_all();
+        // The stream waits for this word: every chunk's results are written before it (they
+        // happened before this decrement, under the mutex), and x86 keeps stores in order.
+        if (job.done_word != nullptr) std::atomic_ref<uint32_t>(*job.done_word).store(1, std::memory_order_release);
     }
 }
 
@@ -255,7 +319,10 @@ void HostNodes::start(size_t node) {
         else
             memory_.to_host(c.host, c.device, c.bytes);
     }
-    memory_.call_host(&HostNodes::start_job, &job);
+    if (by_words_)
+        memory_.write_word(job.go_device, 1);
+    else
+        memory_.call_host(&HostNodes::start_job, &job);
     if (trace_) spdlog::info("row split: start '{}' (node {})", job.label, node);
     if (eager_join_) {
         join(job);
@@ -265,7 +332,12 @@ void HostNodes::start(size_t node) {
 }
 
 void HostNodes::join(Job& job) {
-    memory_.call_host(&HostNodes::wait_job, &job);
+    if (by_words_) {
+        memory_.wait_word(job.done_device, 1);
+        memory_.write_word(job.done_device, 0);  // ordered after the wait: ready for the next step
+    } else {
+        memory_.call_host(&HostNodes::wait_job, &job);
+    }
     for (const auto& c : job.out) {
         if (c.mapped != nullptr)
             kernel_copy_->copy(c.device, c.mapped, c.bytes);
@@ -332,6 +404,7 @@ void HostNodes::throw_if_failed(int64_t position) {
 HostSplitStats HostNodes::stats() const {
     HostSplitStats s;
     s.threads = workers_.size();
+    s.waits_timed = !by_words_;
     for (const auto& job : jobs_) {
         std::lock_guard lock(job->mutex);
         s.jobs += job->runs;

@@ -3,11 +3,18 @@
 // from the session's buffers (device memory on a GPU). Each such node becomes a job on the stream:
 //
 //   start: copy its device inputs (the quantized activation, and the output slice when the GEMV
-//          accumulates into it) to page-locked staging, then a host function that hands the job's
-//          row chunks to the CPU workers and returns at once;
+//          accumulates into it) to page-locked staging, then hand the job's row chunks to the CPU
+//          workers without waiting for them;
 //   ...    the device runs on: the GPU rows of the same GEMV (lowered right after it) and anything
 //          else that does not touch the job's data;
-//   join:  a host function that waits for the chunks, then the copy of the output slice back.
+//   join:  wait for the chunks, then copy the output slice back.
+//
+// The hand-over and the wait go one of two ways. By default host functions do both: one that starts
+// the job and returns, one that blocks until it is done. With DENSE_ROW_SPLIT_SYNC=words, on a device
+// that has stream memory operations (ABI 1.7) and mapped host memory, the stream writes a "go" word
+// in host memory that a dispatcher thread here polls, and waits on the stream for a "done" word that
+// the job's last chunk writes: no host function on the step's path (each costs the CUDA callback
+// thread's wake-ups, twice per job and two jobs per layer). Opt-in until measured on a GPU.
 //
 // A job is joined right before the first later node that reads or writes its output, or writes its
 // inputs (byte ranges of graph buffers), and at the end of the step. Adjacent CPU parts that read
@@ -22,10 +29,12 @@
 #include "exec/kernel_copy.hpp"
 #include "graph/graph.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <set>
+#include <thread>
 #include <vector>
 
 namespace dense::exec {
@@ -36,7 +45,9 @@ struct HostSplitStats {
     double cpu_ms = 0;            // from each job's start to its last chunk's end, summed (jobs
                                   // queued behind each other count their waiting too)
     double thread_ms = 0;         // the chunks' own run times, summed over the workers
-    double wait_ms = 0;           // how long the stream stood waiting in joins, summed
+    double wait_ms = 0;           // how long the stream stood waiting in joins, summed (host functions
+                                  // only: a stream's wait on a word is not seen from the host)
+    bool waits_timed = true;      // false when the joins are stream waits on words (wait_ms is 0)
     unsigned threads = 0;         // workers
     uint64_t bytes_to_host = 0;   // activations copied to the host
     uint64_t bytes_to_device = 0; // results copied back
@@ -87,6 +98,7 @@ private:
     static void wait_job(void* job);
     static void run_chunk(void* job, size_t index);
     void join(Job& job);
+    void dispatch_loop();  // the dispatcher thread's body (word hand-over only)
 
     DeviceMemory& memory_;
     CpuWorkers& workers_;
@@ -97,6 +109,10 @@ private:
     std::set<size_t> followers_;  // CPU parts merged into the job of the one before them
     bool eager_join_ = false, trace_ = false;
     bool merge_ = true;  // DENSE_ROW_SPLIT_MERGE=0: one job per CPU part (for measurements)
+    bool by_words_ = false;  // start and join by words in mapped host memory (see the top)
+    void* words_ = nullptr;  // their block: a go and a done word per job, each on its own cache line
+    std::atomic<bool> stop_{false};
+    std::thread dispatcher_;
 };
 
 }  // namespace dense::exec

@@ -178,6 +178,7 @@ HostSplitStats Session::host_split_stats() const {
         total.thread_ms += s.thread_ms;
         total.threads = s.threads;
         total.wait_ms += s.wait_ms;
+        total.waits_timed = total.waits_timed && s.waits_timed;
         total.bytes_to_host += s.bytes_to_host;
         total.bytes_to_device += s.bytes_to_device;
     }

@@ -130,7 +130,9 @@ static_assert(offsetof(dense_device_api, event_create) == 184);  // ABI 1.6
 static_assert(offsetof(dense_device_api, event_destroy) == 192);
 static_assert(offsetof(dense_device_api, event_record) == 200);
 static_assert(offsetof(dense_device_api, stream_wait_event) == 208);
-static_assert(sizeof(dense_device_api) == 216);
+static_assert(offsetof(dense_device_api, stream_write_u32) == 216);
+static_assert(offsetof(dense_device_api, stream_wait_u32) == 224);
+static_assert(sizeof(dense_device_api) == 232);
 
 static_assert(offsetof(dense_pack, hdr) == 0);
 static_assert(offsetof(dense_pack, name) == 8);

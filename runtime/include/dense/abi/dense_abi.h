@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define DENSE_ABI_MAJOR 1u
-#define DENSE_ABI_MINOR 6u
+#define DENSE_ABI_MINOR 7u
 
 /* dense_pack_score(NULL) returns the ABI version the pack was built against, encoded like this. It
  * lets the host refuse a pack of another major before it reads any struct the pack fills. */
@@ -371,6 +371,19 @@ typedef struct dense_device_api {
     void (*event_destroy)(void* user, uint32_t device_index, void* event);
     dense_status (*event_record)(void* user, uint32_t device_index, void* event, void* stream);
     dense_status (*stream_wait_event)(void* user, uint32_t device_index, void* stream, void* event);
+    /* ---- ABI 1.7 (NULL in older packs: a row split's CPU parts are then started and joined by
+     * launch_host_fn).
+     * Stream memory operations on a 32-bit word of mapped host memory (its device pointer from
+     * host_alloc_mapped, 4-byte aligned): stream_write_u32 writes `value` there once the work enqueued
+     * before it on `stream` is done, after that work's writes (system-wide fence); stream_wait_u32
+     * makes the work enqueued after it on `stream` wait until the word equals `value`
+     * (cuStreamWriteValue32 / cuStreamWaitValue32). Both capturable (a graph writes and waits at every
+     * launch). The host polls and writes the same word: a row split's CPU parts are handed over this
+     * way without a host function on the step's path. */
+    dense_status (*stream_write_u32)(void* user, uint32_t device_index, void* stream, const void* device_word,
+                                     uint32_t value);
+    dense_status (*stream_wait_u32)(void* user, uint32_t device_index, void* stream, const void* device_word,
+                                    uint32_t value);
 } dense_device_api;
 
 typedef struct dense_pack {
