@@ -155,4 +155,22 @@ inline __m256 k_quant_terms(const uint8_t* blk, const uint8_t* act, int64_t n, i
     return _mm256_sub_ps(x, y);
 }
 
+// The eight per-block float terms of an IQ4_XS super-block (d fp16 at blk, scales_h at blk + 2,
+// scales_l[4] at blk + 4) from its eight integer block sums t, as cpu-ref forms them:
+// (d * da) * float((ls - 32) * t), ls = the low 4 bits from scales_l, the high 2 from scales_h.
+inline __m256 iq4_xs_terms(const uint8_t* blk, const uint8_t* act, int64_t n, int64_t sb, __m256i t) noexcept {
+    uint32_t scales_l;
+    uint16_t scales_h;
+    std::memcpy(&scales_l, blk + 4, 4);
+    std::memcpy(&scales_h, blk + 2, 2);
+    const __m256i lo = _mm256_and_si256(
+        _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(scales_l)), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+        _mm256_set1_epi32(15));
+    const __m256i hi = _mm256_and_si256(
+        _mm256_srlv_epi32(_mm256_set1_epi32(scales_h), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)), _mm256_set1_epi32(3));
+    const __m256i ls = _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), _mm256_set1_epi32(32));
+    const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk)), q832_d8(act, n, sb));
+    return _mm256_mul_ps(dd, _mm256_cvtepi32_ps(_mm256_mullo_epi32(ls, t)));
+}
+
 }  // namespace dense::cpuavx2::detail

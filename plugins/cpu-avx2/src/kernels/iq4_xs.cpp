@@ -21,8 +21,6 @@ struct Iq4Xs : NoTail {
     static DENSE_AVX2_INLINE __m256 terms(const uint8_t* blk, const uint8_t* act, int64_t n, int64_t sb) noexcept {
         const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dense_kvalues_iq4nl));
         const __m128i low4 = _mm_set1_epi8(0x0F);
-        const __m256i shift_l = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
-        const __m256i shift_h = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
         const uint8_t* a = q832_codes(act, 8 * sb);
         __m256i dots[8];
         for (int ib = 0; ib < 8; ++ib) {
@@ -31,18 +29,7 @@ struct Iq4Xs : NoTail {
             const __m128i hi = _mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(q, 4), low4));
             dots[ib] = dot_s8_s8(_mm256_set_m128i(hi, lo), load32(a + 32 * ib));
         }
-        const __m256i t = hsum8(dots);
-        // ls - 32 of the eight sub-blocks: low 4 bits from scales_l, high 2 from scales_h.
-        uint32_t scales_l;
-        uint16_t scales_h;
-        std::memcpy(&scales_l, blk + 4, 4);
-        std::memcpy(&scales_h, blk + 2, 2);
-        const __m256i lo = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(scales_l)), shift_l),
-                                            _mm256_set1_epi32(15));
-        const __m256i hi = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(scales_h), shift_h), _mm256_set1_epi32(3));
-        const __m256i ls = _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), _mm256_set1_epi32(32));
-        const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk)), q832_d8(act, n, sb));
-        return _mm256_mul_ps(dd, _mm256_cvtepi32_ps(_mm256_mullo_epi32(ls, t)));
+        return iq4_xs_terms(blk, act, n, sb, hsum8(dots));
     }
 };
 

@@ -33,20 +33,7 @@ struct Iq4XsVnni : NoTail {
             const __m512i nib = _mm512_and_si512(_mm512_srlv_epi16(q, shifts), low4);
             d[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_shuffle_epi8(table, nib), load64(a + 64 * p));
         }
-        const __m256i t = _mm256_sub_epi32(reduce_block_pairs(d), c.bias(sb));
-        // ls - 32 of the eight sub-blocks: low 4 bits from scales_l, high 2 from scales_h.
-        uint32_t scales_l;
-        uint16_t scales_h;
-        std::memcpy(&scales_l, blk + 4, 4);
-        std::memcpy(&scales_h, blk + 2, 2);
-        const __m256i lo = _mm256_and_si256(
-            _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(scales_l)), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
-            _mm256_set1_epi32(15));
-        const __m256i hi = _mm256_and_si256(
-            _mm256_srlv_epi32(_mm256_set1_epi32(scales_h), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)), _mm256_set1_epi32(3));
-        const __m256i ls = _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), _mm256_set1_epi32(32));
-        const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk)), q832_d8(c.act(), c.n(), sb));
-        return _mm256_mul_ps(dd, _mm256_cvtepi32_ps(_mm256_mullo_epi32(ls, t)));
+        return iq4_xs_terms(blk, c.act(), c.n(), sb, _mm256_sub_epi32(reduce_block_pairs(d), c.bias(sb)));
     }
 };
 
