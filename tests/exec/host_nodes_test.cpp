@@ -13,7 +13,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <random>
 
 namespace dense::test {
@@ -204,6 +206,29 @@ TEST(HostNodes, NodesOtherThanGemvAreRefused) {
     f.g.nodes[0].key.op = DENSE_OP_RMS_NORM;
     exec::CpuWorkers workers(1);
     EXPECT_THROW(exec::HostNodes(f.g, f.device, workers), Error);
+}
+
+// The hand-over switch is read once per session: a value other than "words" or "hostfn" is a usage
+// error that names the variable, not a silent fallback.
+TEST(HostNodes, UnknownHandOverSettingIsAUsageError) {
+    Fixture f(false);
+    exec::CpuWorkers workers(1);
+    const char* before = std::getenv("DENSE_ROW_SPLIT_SYNC");
+    const std::string saved = before != nullptr ? before : "";
+    ::setenv("DENSE_ROW_SPLIT_SYNC", "polling", 1);
+    try {
+        exec::HostNodes host(f.g, f.device, workers);
+        ADD_FAILURE() << "DENSE_ROW_SPLIT_SYNC=polling was accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Usage);
+        EXPECT_NE(std::string(e.what()).find("DENSE_ROW_SPLIT_SYNC"), std::string::npos) << e.what();
+    }
+    ::setenv("DENSE_ROW_SPLIT_SYNC", "hostfn", 1);
+    EXPECT_NO_THROW(exec::HostNodes(f.g, f.device, workers));
+    if (before != nullptr)
+        ::setenv("DENSE_ROW_SPLIT_SYNC", saved.c_str(), 1);
+    else
+        ::unsetenv("DENSE_ROW_SPLIT_SYNC");
 }
 
 }  // namespace

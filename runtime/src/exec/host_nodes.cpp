@@ -216,9 +216,13 @@ HostNodes::HostNodes(const graph::Graph& g, DeviceMemory& memory, CpuWorkers& wo
             job->chunks[k].src = job->chunk_src[k].data();
             job->chunks[k].dst = &job->chunk_dst[k];
         }
-    const char* sync = std::getenv("DENSE_ROW_SPLIT_SYNC");
-    // Words only when asked for (DENSE_ROW_SPLIT_SYNC=words) until they are measured on a GPU.
-    by_words_ = !jobs_.empty() && memory.can_signal_host() && sync != nullptr && std::string(sync) == "words";
+    // Words wherever the device has them (measured faster on an H200, docs/perf-notes.md session 12);
+    // DENSE_ROW_SPLIT_SYNC=hostfn keeps host functions, for A/B runs.
+    const char* sync_env = std::getenv("DENSE_ROW_SPLIT_SYNC");
+    const std::string sync = sync_env != nullptr ? sync_env : "";
+    if (!sync.empty() && sync != "words" && sync != "hostfn")
+        throw Error(ErrorKind::Usage, "DENSE_ROW_SPLIT_SYNC='" + sync + "': expected 'words' or 'hostfn'");
+    by_words_ = !jobs_.empty() && memory.can_signal_host() && sync != "hostfn";
     if (by_words_) {
         constexpr uint64_t kLine = 64;  // one cache line per word: the poller and the writers do not share lines
         const auto [h, d] = memory.alloc_host_mapped(2 * kLine * jobs_.size());

@@ -9,12 +9,13 @@
 //          else that does not touch the job's data;
 //   join:  wait for the chunks, then copy the output slice back.
 //
-// The hand-over and the wait go one of two ways. By default host functions do both: one that starts
-// the job and returns, one that blocks until it is done. With DENSE_ROW_SPLIT_SYNC=words, on a device
-// that has stream memory operations (ABI 1.7) and mapped host memory, the stream writes a "go" word
-// in host memory that a dispatcher thread here polls, and waits on the stream for a "done" word that
-// the job's last chunk writes: no host function on the step's path (each costs the CUDA callback
-// thread's wake-ups, twice per job and two jobs per layer). Opt-in until measured on a GPU.
+// The hand-over and the wait go one of two ways. On a device that has stream memory operations
+// (ABI 1.7) and mapped host memory, the stream writes a "go" word in host memory that a dispatcher
+// thread here polls, and waits on the stream for a "done" word that the job's last chunk writes: no
+// host function on the step's path (each costs the CUDA callback thread's wake-ups, twice per job
+// and two jobs per layer); on an H200 at 8 GiB this was 4-8 % faster (docs/perf-notes.md, session
+// 12). Elsewhere, or with DENSE_ROW_SPLIT_SYNC=hostfn, host functions do both: one that starts the
+// job and returns, one that blocks until it is done. Any other value of that variable is an error.
 //
 // A job is joined right before the first later node that reads or writes its output, or writes its
 // inputs (byte ranges of graph buffers), and at the end of the step. Adjacent CPU parts that read
