@@ -497,5 +497,81 @@ TEST(CudaGemvFloat, MatchesFloat64Oracle) {
     }
 }
 
+// ---- GEMV_Q_MULTI: several matrices on one activation ----------------------------------------------
+
+// The lists of a qwen35 layer at the 27B shapes (Gated DeltaNet: qkv, gate, beta, alpha; attention:
+// q, k, v with v in another format; FFN: gate, up) and small lists that reach the pack's corners:
+// more matrices of one K split than one launch takes, several K splits in one format, row tails, an
+// unaligned matrix (the any-alignment path) and a 16th matrix. Every dst must be bit for bit what
+// GEMV_Q of its matrix alone writes (dense_abi.h), every row written, nothing past the end.
+TEST(CudaGemvList, EveryOutputIsBitIdenticalToItsOwnGemv) {
+    DENSE_REQUIRE_GPU(gpu);
+    struct M {
+        dense_type_id type;
+        int64_t out;
+        uint64_t offset = 0;
+    };
+    struct Case {
+        const char* name;
+        int64_t in;
+        std::vector<M> mats;
+    };
+    std::vector<Case> cases = {
+        {"gated deltanet", 5120, {{DENSE_TYPE_Q5_K, 10240}, {DENSE_TYPE_Q5_K, 6144}, {DENSE_TYPE_Q8_0, 48}, {DENSE_TYPE_Q8_0, 48}}},
+        {"attention", 5120, {{DENSE_TYPE_Q5_K, 12288}, {DENSE_TYPE_Q8_0, 1024}, {DENSE_TYPE_Q6_K, 1024}}},
+        {"ffn", 5120, {{DENSE_TYPE_IQ4_XS, 17408}, {DENSE_TYPE_IQ4_XS, 17408}}},
+        {"six q4_k, two k splits, one unaligned", 512,
+         {{DENSE_TYPE_Q4_K, 5}, {DENSE_TYPE_Q4_K, 40}, {DENSE_TYPE_Q4_K, 9, 2}, {DENSE_TYPE_Q4_K, 3000},
+          {DENSE_TYPE_Q4_K, 17}, {DENSE_TYPE_Q4_K, 8}}},
+        {"mixed small, partial steps", 288, {{DENSE_TYPE_Q8_0, 33}, {DENSE_TYPE_IQ4_NL, 7}, {DENSE_TYPE_Q8_0, 1}}},
+    };
+    Case sixteen{"sixteen matrices", 256, {}};
+    for (int i = 0; i < 16; ++i)
+        sixteen.mats.push_back({i % 3 == 0 ? DENSE_TYPE_IQ2_XS : (i % 3 == 1 ? DENSE_TYPE_Q3_K : DENSE_TYPE_Q2_K), 3 + 7 * i});
+    cases.push_back(sixteen);
+
+    std::mt19937_64 rng(4242);
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.name);
+        std::vector<DeviceMatrix> mats;
+        std::vector<DeviceDst> singles, listed;
+        for (const M& m : c.mats) {
+            mats.push_back(make_matrix(gpu, cpuref::format(m.type), c.in, m.out, rng, m.offset));
+            singles.push_back(make_dst(gpu, m.out));
+            listed.push_back(make_dst(gpu, m.out));
+            ASSERT_TRUE(mats.back().buf.get() != nullptr && singles.back().buf.get() != nullptr &&
+                        listed.back().buf.get() != nullptr);
+        }
+        const DeviceAct a = make_act(gpu, c.in, rng);
+        ASSERT_TRUE(a.buf.get() != nullptr);
+        std::vector<dense_tensor_view> src, dst;
+        for (size_t i = 0; i < mats.size(); ++i) {
+            ASSERT_EQ(run_gemv(gpu, mats[i], a.view(), DENSE_TYPE_Q8_32, singles[i], false), DENSE_OK) << gpu.host().log_text();
+            fill(gpu, listed[i], poison(listed[i].n + kGuardFloats));
+            src.push_back(mats[i].view());
+            dst.push_back(listed[i].view());
+        }
+        src.push_back(a.view());
+        dense_op_call call = make_call(DENSE_OP_GEMV_Q_MULTI, src.data(), dst.data(), nullptr, gpu.stream());
+        call.n_src = static_cast<uint32_t>(src.size());
+        call.n_dst = static_cast<uint32_t>(dst.size());
+        gpu.host().clear_logs();
+        ASSERT_EQ(gpu.run(DENSE_TYPE_NONE, DENSE_TYPE_Q8_32, call), DENSE_OK) << gpu.host().log_text();
+        EXPECT_TRUE(gpu.host().logs().empty()) << gpu.host().log_text();
+        for (size_t i = 0; i < mats.size(); ++i) {
+            const std::string label = std::string(mats[i].f->name) + " #" + std::to_string(i) + " {" +
+                                      std::to_string(c.in) + ", " + std::to_string(mats[i].out) + "}";
+            std::vector<float> got = read(gpu, listed[i]);
+            std::vector<float> want = read(gpu, singles[i]);
+            const auto rows = static_cast<std::size_t>(mats[i].out);
+            EXPECT_EQ(count_poison(got, 0, rows), 0) << label << ": rows left unwritten";
+            EXPECT_EQ(count_poison(got, rows, got.size()), kGuardFloats) << label << ": written past the end";
+            got.resize(rows);
+            want.resize(rows);
+            EXPECT_TRUE(quant::same_bits(got, want)) << label << ": differs from its own GEMV_Q";
+        }
+    }
+}
+
 }  // namespace
 }  // namespace dense::test::cuda

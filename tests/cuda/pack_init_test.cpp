@@ -10,6 +10,8 @@
 
 #include <functional>
 #include <set>
+#include <string>
+#include <vector>
 
 namespace dense::test::cuda {
 namespace {
@@ -56,7 +58,8 @@ TEST_P(CudaPackInit, RegistersDequantizeAndEmbedRowForEveryStorableFormat) {
         EXPECT_EQ(op.impl.device_kind, DENSE_DEVICE_CUDA) << op.name;
         const bool fused_quantize = op.impl.op_kind == DENSE_OP_RMS_NORM || op.impl.op_kind == DENSE_OP_GATED_RMS_NORM ||
                                     op.impl.op_kind == DENSE_OP_SWIGLU;  // dense_abi.h, "fused quantization"
-        if (op.impl.op_kind != DENSE_OP_GEMV_Q && op.impl.op_kind != DENSE_OP_QUANTIZE_ACT) {  // keyed by activation
+        if (op.impl.op_kind != DENSE_OP_GEMV_Q && op.impl.op_kind != DENSE_OP_QUANTIZE_ACT &&
+            op.impl.op_kind != DENSE_OP_GEMV_Q_MULTI) {  // keyed by activation
             EXPECT_TRUE(op.impl.act_type == DENSE_TYPE_NONE || (fused_quantize && op.impl.act_type == DENSE_TYPE_Q8_32))
                 << op.name;
         }
@@ -208,6 +211,70 @@ TEST_P(CudaPackInit, MalformedEmbedRowCallsAreRefusedWithOneLogLine) {
                              f.src.nb[2] = 3 * 288;
                          }});
     for (const Mutation& m : mutations) expect_refused(host_, *impl, DENSE_OP_EMBED_ROW, m);
+}
+
+// GEMV_Q_MULTI validation (fake device pointers: nothing runs): a well-formed list of two formats
+// is supported; each malformed one is refused by supports() silently and by run() with one log line.
+TEST_P(CudaPackInit, MalformedGemvListCallsAreRefusedWithOneLogLine) {
+    const dense_op_impl* impl = host_.find_op(DENSE_OP_GEMV_Q_MULTI, DENSE_TYPE_NONE, DENSE_TYPE_Q8_32);
+    ASSERT_NE(impl, nullptr);
+    constexpr int64_t kIn = 512;
+    auto view = [](uintptr_t at, dense_type_id t, int64_t n, int64_t rows, int64_t block_elems, int64_t block_bytes) {
+        dense_tensor_view v{};
+        v.data = reinterpret_cast<void*>(at);
+        v.type = t;
+        v.device_kind = DENSE_DEVICE_CUDA;
+        v.ne[0] = n;
+        v.ne[1] = rows;
+        v.ne[2] = v.ne[3] = 1;
+        v.nb[0] = block_bytes;
+        v.nb[1] = n / block_elems * block_bytes;
+        v.nb[2] = v.nb[3] = v.nb[1] * rows;
+        return v;
+    };
+    struct List {
+        std::vector<dense_tensor_view> src, dst;
+        dense_op_call call = dense::sdk::make_struct<dense_op_call>();
+        void bind() {
+            call.op_kind = DENSE_OP_GEMV_Q_MULTI;
+            call.n_src = static_cast<uint32_t>(src.size());
+            call.src = src.data();
+            call.n_dst = static_cast<uint32_t>(dst.size());
+            call.dst = dst.data();
+        }
+    };
+    auto good = [&] {
+        List l;
+        l.src = {view(0x7f0000000000, DENSE_TYPE_Q4_K, kIn, 16, 256, 144), view(0x7f0000100000, DENSE_TYPE_Q8_0, kIn, 8, 32, 34),
+                 view(0x7f0000200000, DENSE_TYPE_Q8_32, kIn, 1, 32, 40)};
+        l.dst = {view(0x7f0000300000, DENSE_TYPE_F32, 16, 1, 1, 4), view(0x7f0000400000, DENSE_TYPE_F32, 8, 1, 1, 4)};
+        l.bind();
+        return l;
+    };
+    {
+        List ok = good();
+        EXPECT_EQ(impl->supports(impl->user, &ok.call), 1u) << host_.log_text();
+    }
+    const std::vector<std::pair<const char*, std::function<void(List&)>>> edits = {
+        {"one matrix", [](List& l) { l.src.erase(l.src.begin()); l.dst.pop_back(); }},
+        {"a float weight", [](List& l) { l.src[1].type = DENSE_TYPE_F32; l.src[1].nb[0] = 4; }},
+        {"another input length", [](List& l) { l.src[0].ne[0] = 256; l.src[0].nb[1] = 144; }},
+        {"dst of the wrong length", [](List& l) { l.dst[1].ne[0] = 9; }},
+        {"destinations overlap", [](List& l) { l.dst[1].data = static_cast<float*>(l.dst[0].data) + 4; }},
+        {"dst over a weight", [](List& l) { l.dst[0].data = l.src[1].data; }},
+        {"activation on the CPU", [](List& l) { l.src[2].device_kind = DENSE_DEVICE_CPU; }},
+        {"params given", [](List& l) { static const auto p = dense::sdk::make_struct<dense_gemv_params>(); l.call.params = &p; }},
+    };
+    for (const auto& [what, edit] : edits) {
+        List l = good();
+        edit(l);
+        l.bind();
+        host_.clear_logs();
+        EXPECT_EQ(impl->supports(impl->user, &l.call), 0u) << what;
+        EXPECT_TRUE(host_.logs().empty()) << what << ": supports() must not log";
+        EXPECT_EQ(impl->run(impl->user, &l.call), DENSE_E_INVALID_ARGUMENT) << what;
+        EXPECT_EQ(host_.logs().size(), 1u) << what << "\n" << host_.log_text();
+    }
 }
 
 TEST_P(CudaPackInit, WithoutAGpuDeviceCallsFailWithOneLogLineAndNoCrash) {

@@ -441,6 +441,36 @@ TEST(GpuSession, RowSplitWordHandOverMatchesHostFunctions) {
         ::unsetenv("DENSE_ROW_SPLIT_SYNC");
 }
 
+// GEMVs on one input as GEMV_Q_MULTI nodes (graph/gemv_lists.hpp, on by default on a GPU) against
+// every GEMV alone (DENSE_GEMV_LISTS=0): each list output is bit for bit its GEMV_Q (dense_abi.h), so
+// the steps must be too, captured and node by node, unsplit and with a split (whose GPU rows still
+// merge where they are adjacent); and the lists must exist (fewer nodes).
+TEST(GpuSession, GemvListsChangeNoResult) {
+    REQUIRE_GPU(gpu);
+    const SynthFile f = synth_tiny("seed-iq4");
+    const auto placement = split_all_at(*f.model, [](int64_t rows) { return rows / 2; });
+    const char* before = std::getenv("DENSE_GEMV_LISTS");
+    const std::string saved = before != nullptr ? before : "";
+    for (const bool device_graph : {true, false}) {
+        SCOPED_TRACE(device_graph ? "captured" : "node by node");
+        ::setenv("DENSE_GEMV_LISTS", "0", 1);
+        auto alone = session_on(*f.model, *gpu, device_graph);
+        auto alone_split = split_session_on(*f.model, *gpu, placement, device_graph);
+        ::setenv("DENSE_GEMV_LISTS", "1", 1);
+        auto listed = session_on(*f.model, *gpu, device_graph);
+        auto listed_split = split_session_on(*f.model, *gpu, placement, device_graph);
+        EXPECT_LT(listed->node_count(), alone->node_count());
+        EXPECT_LT(listed_split->node_count(), alone_split->node_count());
+        expect_bit_identical_steps(*alone, *listed, random_prompt(10, static_cast<int32_t>(alone->n_vocab()), 53));
+        expect_bit_identical_steps(*alone_split, *listed_split,
+                                   random_prompt(10, static_cast<int32_t>(alone->n_vocab()), 54));
+    }
+    if (before != nullptr)
+        ::setenv("DENSE_GEMV_LISTS", saved.c_str(), 1);
+    else
+        ::unsetenv("DENSE_GEMV_LISTS");
+}
+
 // The layer observer joins each layer's CPU rows and syncs the stream at every layer end; that must
 // change when the work runs, never what it computes. Both sessions run node by node (no capture), so
 // the only difference is the observer: logits bit for bit at every position, and the state after.

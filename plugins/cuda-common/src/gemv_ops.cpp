@@ -20,12 +20,19 @@ namespace {
 // Registry priority, as the dequantize ops (the key includes the device kind).
 constexpr int32_t kPriority = 10;
 
-// The kernel of each weight format (null: no GEMV for it).
-GemvLauncher gemv_launcher(dense_type_id type) noexcept {
+// The kernel of each float weight format (null: not a float format).
+GemvLauncher float_launcher(dense_type_id type) noexcept {
     switch (type) {
         case DENSE_TYPE_F32: return launch_gemv_f32;
         case DENSE_TYPE_F16: return launch_gemv_f16;
         case DENSE_TYPE_BF16: return launch_gemv_bf16;
+        default: return nullptr;
+    }
+}
+
+// The kernel of each quantized weight format, which takes a list of matrices (null: no GEMV for it).
+GemvListLauncher list_launcher(dense_type_id type) noexcept {
+    switch (type) {
         case DENSE_TYPE_Q8_0: return launch_gemv_q8_0;
         case DENSE_TYPE_Q2_K: return launch_gemv_q2_k;
         case DENSE_TYPE_Q3_K: return launch_gemv_q3_k;
@@ -43,13 +50,20 @@ GemvLauncher gemv_launcher(dense_type_id type) noexcept {
 }
 
 bool is_float(dense_type_id type) noexcept {
-    return type == DENSE_TYPE_F32 || type == DENSE_TYPE_F16 || type == DENSE_TYPE_BF16;
+    return float_launcher(type) != nullptr;
 }
+
+// GEMV_Q_MULTI takes 2 to 16 matrices (dense_abi.h).
+constexpr uint32_t kMaxListMatrices = 16;
 
 // A call that passed validation.
 struct Prepared {
     dense_op_call call{};
     GemvLaunch gemv;            // GEMV_Q
+    // GEMV_Q_MULTI: one launch description per matrix, and each one's format.
+    GemvLaunch list[kMaxListMatrices];
+    dense_type_id list_type[kMaxListMatrices] = {};
+    uint32_t list_n = 0;
     const float* src = nullptr; // QUANTIZE_ACT
     void* dst = nullptr;
     int64_t n = 0;
@@ -123,6 +137,72 @@ std::string validate_gemv(const OpContext& ctx, const dense_op_call& c, Prepared
     return {};
 }
 
+// GEMV_Q_MULTI: src0 .. src{k-1} weights of quantized formats with a kernel here, src{k} the Q8_32
+// activation, dst_i F32 {rows_i}; every dst disjoint from every source and every other dst.
+std::string validate_gemv_list(const OpContext& ctx, const dense_op_call& c, Prepared& p) {
+    const CudaFormat& af = *ctx.act_format;
+    const uint32_t k = c.n_dst;
+    if (k < 2 || k > kMaxListMatrices) return "expected 2 to 16 matrices (destinations), got " + std::to_string(k);
+    if (std::string err = check_counts(c, k + 1, k); !err.empty()) return err;
+    if (c.params != nullptr) return "takes no params (it never accumulates)";
+    const dense_tensor_view& x = c.src[k];
+    const std::string x_role = "src" + std::to_string(k) + " (activation)";
+    if (std::string err = first_error([&] { return check_contiguous(x, x_role.c_str(), af); },
+                                      [&] { return check_shape(x, x_role.c_str(), {x.ne[0], 1, 1, 1}); },
+                                      [&] { return check_aligned(x, x_role.c_str(), 16); },
+                                      [&]() -> std::string {
+                                          if (x.ne[0] > INT_MAX / 2)
+                                              return x_role + ": ne[0] = " + std::to_string(x.ne[0]) + " is too large";
+                                          return {};
+                                      });
+        !err.empty())
+        return err;
+    for (uint32_t i = 0; i < k; ++i) {
+        const dense_tensor_view& w = c.src[i];
+        const dense_tensor_view& y = c.dst[i];
+        const std::string w_role = "src" + std::to_string(i) + " (weight)";
+        const std::string y_role = "dst" + std::to_string(i);
+        const CudaFormat* wf = find_cuda_format(w.type);
+        if (wf == nullptr || list_launcher(w.type) == nullptr)
+            return w_role + ": type id " + std::to_string(w.type) + " has no GEMV against q8_32 in this pack";
+        std::string err = first_error(
+            [&] { return check_contiguous(w, w_role.c_str(), *wf); },
+            [&] { return check_shape(w, w_role.c_str(), {x.ne[0], w.ne[1], 1, 1}); },
+            [&] { return check_contiguous(y, y_role.c_str(), f32_format()); },
+            [&] { return check_shape(y, y_role.c_str(), {w.ne[1], 1, 1, 1}); },
+            [&] { return check_aligned(y, y_role.c_str(), 4); },
+            [&] { return check_same_device(w, x); },
+            [&] { return check_same_device(w, y); });
+        if (!err.empty()) return err;
+        const int64_t y_bytes = view_bytes(y, f32_format());
+        for (uint32_t j = 0; j <= k; ++j) {
+            const CudaFormat* sf = j == k ? &af : find_cuda_format(c.src[j].type);
+            if (sf == nullptr) continue;  // matrix j's own check names its type
+            const std::string s_role = "src" + std::to_string(j);
+            if (err = check_disjoint(y, y_role.c_str(), y_bytes, c.src[j], s_role.c_str(), view_bytes(c.src[j], *sf));
+                !err.empty())
+                return err;
+        }
+        for (uint32_t j = 0; j < i; ++j) {
+            const std::string o_role = "dst" + std::to_string(j);
+            if (err = check_disjoint(y, y_role.c_str(), y_bytes, c.dst[j], o_role.c_str(), view_bytes(c.dst[j], f32_format()));
+                !err.empty())
+                return err;
+        }
+        GemvLaunch& g = p.list[i];
+        g.weight = w.data;
+        g.in = x.ne[0];
+        g.out = w.ne[1];
+        g.row_bytes = x.ne[0] / wf->block_elements * wf->block_bytes;
+        g.act = x.data;
+        g.dst = static_cast<float*>(y.data);
+        g.accumulate = false;
+        p.list_type[i] = w.type;
+    }
+    p.list_n = k;
+    return {};
+}
+
 std::string validate_quantize(const OpContext& ctx, const dense_op_call& c, Prepared& p) {
     const CudaFormat& af = *ctx.act_format;
     std::string err = first_error(
@@ -155,6 +235,9 @@ Verdict prepare(const OpContext& ctx, const dense_op_call* raw, Prepared& p) {
         case DENSE_OP_GEMV_Q:
             err = validate_gemv(ctx, c, p);
             break;
+        case DENSE_OP_GEMV_Q_MULTI:
+            err = validate_gemv_list(ctx, c, p);
+            break;
         case DENSE_OP_QUANTIZE_ACT:
             err = validate_quantize(ctx, c, p);
             break;
@@ -169,8 +252,27 @@ dense_status execute(const OpContext& ctx, const Prepared& p) {
     const dense_status s = use_device(ctx.pack->host, ctx.name, p.call.dst[0].device_index);
     if (s != DENSE_OK) return s;
     const auto stream = static_cast<cudaStream_t>(p.call.stream);
+    if (ctx.kind == DENSE_OP_GEMV_Q_MULTI) {
+        // One list per format, in order of first appearance (each list: launches of equal K split).
+        bool done[kMaxListMatrices] = {};
+        for (uint32_t i = 0; i < p.list_n; ++i) {
+            if (done[i]) continue;
+            GemvLaunch same[kMaxListMatrices];
+            int n = 0;
+            for (uint32_t j = i; j < p.list_n; ++j)
+                if (!done[j] && p.list_type[j] == p.list_type[i]) {
+                    same[n++] = p.list[j];
+                    done[j] = true;
+                }
+            const cudaError_t err = list_launcher(p.list_type[i])(same, n, stream);
+            if (err != cudaSuccess)
+                return report_cuda(ctx.pack->host, ctx.name, "kernel launch (" + std::to_string(n) + " matrices)", err);
+        }
+        return DENSE_OK;
+    }
     if (ctx.kind == DENSE_OP_GEMV_Q) {
-        const cudaError_t err = gemv_launcher(ctx.format->type)(p.gemv, stream);
+        const dense_type_id t = ctx.format->type;
+        const cudaError_t err = is_float(t) ? float_launcher(t)(p.gemv, stream) : list_launcher(t)(&p.gemv, 1, stream);
         return report_cuda(ctx.pack->host, ctx.name,
                            "kernel launch ({" + std::to_string(p.gemv.in) + ", " + std::to_string(p.gemv.out) + "})", err);
     }
@@ -239,9 +341,10 @@ void add_op(PackState& state, dense_op_kind kind, const char* label, const CudaF
 
 void plan_gemv_ops(PackState& state) {
     for (const CudaFormat& f : cuda_formats()) {
-        if (gemv_launcher(f.type) == nullptr) continue;
+        if (float_launcher(f.type) == nullptr && list_launcher(f.type) == nullptr) continue;
         add_op(state, DENSE_OP_GEMV_Q, "gemv_q", &f, is_float(f.type) ? f32_format() : q8_32_format());
     }
+    add_op(state, DENSE_OP_GEMV_Q_MULTI, "gemv_q_multi", nullptr, q8_32_format());
     add_op(state, DENSE_OP_QUANTIZE_ACT, "quantize_act", nullptr, q8_32_format());
     add_op(state, DENSE_OP_QUANTIZE_ACT, "quantize_act", nullptr, f32_format());
 }

@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "core/type_table.hpp"
 #include "exec/host_nodes.hpp"
+#include "graph/gemv_lists.hpp"
 #include "packs/activation_choice.hpp"
 #include "plan/buffer_arena.hpp"
 #include "plan/bus_staging.hpp"
@@ -98,13 +99,16 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     if (buffers_[in.status] != step_inputs_ + 3) throw Error(ErrorKind::Internal, "step inputs are not packed");
 
     std::vector<void*> base = buffers_;
-    graph_[1] = graph_[0];
     graph_[0].resolve(base);
+    graph::select_ops(graph_[0], packs, options.device);
+    // GEMVs on one input as one list call where the pack has it (graph/gemv_lists.hpp); parity 1 is
+    // a copy of the merged graph, resolved with the banks swapped.
+    graph::merge_gemv_lists(graph_[0], packs, options.device);
+    graph_[1] = graph_[0];
     // Parity 1: every bank A <-> its bank B (the two banks of one state are adjacent buffers).
     for (size_t i = 0; i + 1 < base.size(); ++i)
         if (graph_[0].buffers[i].kind == graph::BufferKind::StateBankA) std::swap(base[i], base[i + 1]);
     graph_[1].resolve(base);
-    graph::select_ops(graph_[0], packs, options.device);
 
     // One workspace, sized for the hungriest node, shared by all (nodes run one after another).
     const uint64_t workspace = plan::op_workspace_bytes(graph_[0]);
@@ -275,7 +279,7 @@ std::vector<NodeTime> Session::profile_step(int32_t token, bool want_logits) {
         t.ms = memory_->elapsed_ms(guard.marks, static_cast<uint32_t>(i), static_cast<uint32_t>(i + 1));
         // The weight a GEMV streams in full (norm weights are too small to matter; the embedding
         // reads one row of its table).
-        if (n.key.op == DENSE_OP_GEMV_Q)
+        if (n.key.op == DENSE_OP_GEMV_Q || n.key.op == DENSE_OP_GEMV_Q_MULTI)
             for (const auto& src : n.src)
                 if (src.external) {
                     uint64_t extent = 0;

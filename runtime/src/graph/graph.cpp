@@ -20,16 +20,20 @@ void Graph::resolve(const std::vector<void*>& base) {
         n.dst_views.clear();
         for (const auto& r : n.src) n.src_views.push_back(fill(r));
         for (const auto& r : n.dst) n.dst_views.push_back(fill(r));
-        n.call = dense_op_call{};
-        n.call.hdr = {static_cast<uint16_t>(DENSE_ABI_MAJOR), static_cast<uint16_t>(DENSE_ABI_MINOR),
-                      static_cast<uint32_t>(sizeof(dense_op_call))};
-        n.call.op_kind = n.key.op;
-        n.call.n_src = static_cast<uint32_t>(n.src_views.size());
-        n.call.src = n.src_views.data();
-        n.call.n_dst = static_cast<uint32_t>(n.dst_views.size());
-        n.call.dst = n.dst_views.data();
-        n.call.params = n.params.empty() ? nullptr : n.params.data();
+        bind_call(n);
     }
+}
+
+void bind_call(Node& n) {
+    n.call = dense_op_call{};
+    n.call.hdr = {static_cast<uint16_t>(DENSE_ABI_MAJOR), static_cast<uint16_t>(DENSE_ABI_MINOR),
+                  static_cast<uint32_t>(sizeof(dense_op_call))};
+    n.call.op_kind = n.key.op;
+    n.call.n_src = static_cast<uint32_t>(n.src_views.size());
+    n.call.src = n.src_views.data();
+    n.call.n_dst = static_cast<uint32_t>(n.dst_views.size());
+    n.call.dst = n.dst_views.data();
+    n.call.params = n.params.empty() ? nullptr : n.params.data();
 }
 
 }  // namespace dense::graph

@@ -101,4 +101,8 @@ struct Graph {
     void resolve(const std::vector<void*>& base);
 };
 
+// Fills n.call from n.src_views / n.dst_views / n.params (the last part of Graph::resolve, for a node
+// whose views are already resolved).
+void bind_call(Node& n);
+
 }  // namespace dense::graph

@@ -1,5 +1,6 @@
 #include "plan/op_workspace.hpp"
 
+#include "graph/gemv_lists.hpp"
 #include "graph/graph_builder.hpp"
 
 #include <algorithm>
@@ -26,6 +27,7 @@ uint64_t planned_op_workspace(graph::Graph graph, const BufferArena& arena, cons
     for (const auto& s : arena.slots) base[s.buffer] = stand_in_address(1, s.offset);
     graph.resolve(base);
     graph::select_ops(graph, packs, device);
+    graph::merge_gemv_lists(graph, packs, device);  // as the session does (exec/session.cpp)
     return op_workspace_bytes(graph);
 }
 

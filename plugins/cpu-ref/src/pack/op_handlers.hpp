@@ -28,6 +28,8 @@ std::string handle_dequantize(const OpContext&, const dense_op_call&, Phase);
 std::string handle_quantize_act(const OpContext&, const dense_op_call&, Phase);
 std::string handle_gemv_q(const OpContext&, const dense_op_call&, Phase);
 std::string handle_embed_row(const OpContext&, const dense_op_call&, Phase);
+// gemv_multi_ops.cpp
+std::string handle_gemv_q_multi(const OpContext&, const dense_op_call&, Phase);
 // norm_ops.cpp
 std::string handle_rms_norm(const OpContext&, const dense_op_call&, Phase);
 std::string handle_l2_norm(const OpContext&, const dense_op_call&, Phase);

@@ -23,6 +23,7 @@ OpHandler handler_for(dense_op_kind kind) noexcept {
         case DENSE_OP_DEQUANTIZE: return handle_dequantize;
         case DENSE_OP_QUANTIZE_ACT: return handle_quantize_act;
         case DENSE_OP_GEMV_Q: return handle_gemv_q;
+        case DENSE_OP_GEMV_Q_MULTI: return handle_gemv_q_multi;
         case DENSE_OP_EMBED_ROW: return handle_embed_row;
         case DENSE_OP_RMS_NORM: return handle_rms_norm;
         case DENSE_OP_ROPE: return handle_rope;

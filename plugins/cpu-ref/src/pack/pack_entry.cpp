@@ -44,6 +44,8 @@ void add_op(PackState& s, const dense::sdk::Host& host, dense_op_kind kind, cons
 //                           quantized type also with Q8_32 (the oracle of the CUDA packs' GEMV);
 //   QUANTIZE_ACT:           every activation format (Q8_K, Q8_0, Q8_32, and F32/F16/BF16 for the
 //                           float weights, so every GEMV_Q act type has a producer), weight_type NONE;
+//   GEMV_Q_MULTI:           one per activation format, weight_type NONE (any list of formats that
+//                           have a GEMV against it: the single GEMVs one after the other);
 //   every activation op:    one impl each, weight_type and act_type NONE (one impl takes all the
 //                           input types its op allows, e.g. both F16 and F32 KV caches).
 void plan_ops(PackState& s, const dense::sdk::Host& host) {
@@ -55,7 +57,10 @@ void plan_ops(PackState& s, const dense::sdk::Host& host) {
         if (f.vec_dot_q8_32 != nullptr) add_op(s, host, DENSE_OP_GEMV_Q, "gemv_q", &f, &format(DENSE_TYPE_Q8_32));
     }
     for (const FormatKernels& f : all_formats())
-        if (f.quantize != nullptr) add_op(s, host, DENSE_OP_QUANTIZE_ACT, "quantize_act", nullptr, &f);
+        if (f.quantize != nullptr) {
+            add_op(s, host, DENSE_OP_QUANTIZE_ACT, "quantize_act", nullptr, &f);
+            add_op(s, host, DENSE_OP_GEMV_Q_MULTI, "gemv_q_multi", nullptr, &f);
+        }
     static constexpr std::pair<dense_op_kind, const char*> kActivationOps[] = {
         {DENSE_OP_RMS_NORM, "rms_norm"},         {DENSE_OP_ROPE, "rope"},
         {DENSE_OP_ATTN_DECODE, "attn_decode"},   {DENSE_OP_GDN_DECODE, "gdn_decode"},

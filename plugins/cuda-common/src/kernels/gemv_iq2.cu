@@ -5,12 +5,12 @@
 
 namespace dense::cuda {
 
-cudaError_t launch_gemv_iq2_xs(const GemvLaunch& call, cudaStream_t stream) {
-    return gemv::launch_gemv<gemv::IQ2_XSDot>(call, stream);
+cudaError_t launch_gemv_iq2_xs(const GemvLaunch* calls, int n, cudaStream_t stream) {
+    return gemv::launch_gemv<gemv::IQ2_XSDot>(calls, n, stream);
 }
 
-cudaError_t launch_gemv_iq2_s(const GemvLaunch& call, cudaStream_t stream) {
-    return gemv::launch_gemv<gemv::IQ2_SDot>(call, stream);
+cudaError_t launch_gemv_iq2_s(const GemvLaunch* calls, int n, cudaStream_t stream) {
+    return gemv::launch_gemv<gemv::IQ2_SDot>(calls, n, stream);
 }
 
 }  // namespace dense::cuda

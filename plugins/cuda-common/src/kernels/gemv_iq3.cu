@@ -5,12 +5,12 @@
 
 namespace dense::cuda {
 
-cudaError_t launch_gemv_iq3_xxs(const GemvLaunch& call, cudaStream_t stream) {
-    return gemv::launch_gemv<gemv::IQ3_XXSDot>(call, stream);
+cudaError_t launch_gemv_iq3_xxs(const GemvLaunch* calls, int n, cudaStream_t stream) {
+    return gemv::launch_gemv<gemv::IQ3_XXSDot>(calls, n, stream);
 }
 
-cudaError_t launch_gemv_iq3_s(const GemvLaunch& call, cudaStream_t stream) {
-    return gemv::launch_gemv<gemv::IQ3_SDot>(call, stream);
+cudaError_t launch_gemv_iq3_s(const GemvLaunch* calls, int n, cudaStream_t stream) {
+    return gemv::launch_gemv<gemv::IQ3_SDot>(calls, n, stream);
 }
 
 }  // namespace dense::cuda

@@ -5,12 +5,12 @@
 
 namespace dense::cuda {
 
-cudaError_t launch_gemv_iq4_nl(const GemvLaunch& call, cudaStream_t stream) {
-    return gemv::launch_gemv<gemv::IQ4_NLDot>(call, stream);
+cudaError_t launch_gemv_iq4_nl(const GemvLaunch* calls, int n, cudaStream_t stream) {
+    return gemv::launch_gemv<gemv::IQ4_NLDot>(calls, n, stream);
 }
 
-cudaError_t launch_gemv_iq4_xs(const GemvLaunch& call, cudaStream_t stream) {
-    return gemv::launch_gemv<gemv::IQ4_XSDot>(call, stream);
+cudaError_t launch_gemv_iq4_xs(const GemvLaunch* calls, int n, cudaStream_t stream) {
+    return gemv::launch_gemv<gemv::IQ4_XSDot>(calls, n, stream);
 }
 
 }  // namespace dense::cuda

@@ -95,21 +95,50 @@ struct Staging {
     static_assert(kSharedBytes <= tuning::kGemvMaxSharedBytes, "two stages of one step must fit in shared memory");
 };
 
-struct GemvKernelArgs {
+// One matrix of a launch. A launch multiplies up to kMaxMatrices matrices of one format by the same
+// activation (GEMV_Q_MULTI: the small ones then cost no kernel start and tail of their own); block
+// tiles are numbered matrix after matrix, [tile_end of the one before, tile_end).
+inline constexpr int kMaxMatrices = 4;
+struct GemvMatrix {
     const uint8_t* w;      // row 0
     uintptr_t w_begin;     // [w_begin, w_end): the whole matrix, never read outside
     uintptr_t w_end;
-    int64_t row_bytes;
     int64_t rows;
+    float* dst;
+    int64_t tile_end;      // one past its last block tile
+};
+
+struct GemvKernelArgs {
+    GemvMatrix mats[kMaxMatrices];
+    int n_mats;            // 1 .. kMaxMatrices
+    int64_t row_bytes;     // the same for every matrix: one format, one input length
     int steps;             // ceil(in / 256)
     int act_blocks;        // in / 32
     int last_step_bytes;   // weight bytes of the last step (less than a step when in % 256 != 0)
     int ks;                // warps per row tile along K
-    int64_t n_block_tiles; // ceil(ceil(rows / 8) / (8 / ks))
+    int64_t n_block_tiles; // sum over the matrices of ceil(ceil(rows / 8) / (8 / ks))
     ActView act;
-    float* dst;
     int accumulate;
 };
+
+// Which matrix block tile `bt` belongs to, and the first row of that tile in it (block tiles of
+// `tile_rows` rows). Matrix fields are then read as p.mats[m].x: the arguments are a
+// __grid_constant__, so the indexed read comes from the constant bank, no local copy.
+struct TileAt {
+    int m;
+    int64_t row0;
+};
+__device__ __forceinline__ TileAt tile_at(const GemvKernelArgs& p, int64_t bt, int64_t tile_rows) {
+    int m = 0;
+    int64_t begin = 0;
+#pragma unroll
+    for (int j = 0; j + 1 < kMaxMatrices; ++j)
+        if (j + 1 < p.n_mats && bt >= p.mats[j].tile_end) {  // tile_end increases with j
+            m = j + 1;
+            begin = p.mats[j].tile_end;
+        }
+    return {m, (bt - begin) * tile_rows};
+}
 
 __device__ __forceinline__ void cp_async16(void* smem_dst, const void* gmem_src) {
     const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
@@ -160,7 +189,7 @@ __device__ void stage_tables(uint8_t* at, IqTables& t) {
 }
 
 template <class Dot, int A>
-__global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_q_kernel(const GemvKernelArgs p) {
+__global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_q_kernel(const __grid_constant__ GemvKernelArgs p) {
     using S = Staging<Dot>;
     constexpr int G = S::kGroup;
     constexpr int P = S::kStages;
@@ -185,20 +214,31 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_q_
                                  ? (p.n_block_tiles - 1 - blockIdx.x) / gridDim.x + 1
                                  : 0;
     const int64_t n_items = my_tiles * n_g;
-    // This lane's row of tile t (rows past the end: the last row, whose address is harmless; such a
-    // lane copies nothing and its results are dropped).
-    auto lane_row = [&](int64_t t) -> int64_t {
-        return (static_cast<int64_t>(blockIdx.x) + t * gridDim.x) * rws * kRowsPerWarp + rw * kRowsPerWarp + r8;
+    // This lane's matrix and row (in that matrix) in the block's t-th tile (rows past a matrix's end:
+    // its last row, whose address is harmless; such a lane copies nothing, its results are dropped).
+    auto lane_row = [&](int64_t t) -> TileAt {
+        TileAt at = tile_at(p, static_cast<int64_t>(blockIdx.x) + t * gridDim.x, rws * kRowsPerWarp);
+        at.row0 += rw * kRowsPerWarp + r8;
+        return at;
     };
-    auto row_start = [&](int64_t row) -> uintptr_t {
-        return reinterpret_cast<uintptr_t>(p.w) + static_cast<uintptr_t>(min(row, p.rows - 1)) * static_cast<uintptr_t>(p.row_bytes);
+    auto row_start = [&](const TileAt& at) -> uintptr_t {
+        const GemvMatrix& mat = p.mats[at.m];
+        return reinterpret_cast<uintptr_t>(mat.w) +
+               static_cast<uintptr_t>(min(at.row0, mat.rows - 1)) * static_cast<uintptr_t>(p.row_bytes);
     };
 
     // ---- copying: the 4 lanes of a row copy its 16-byte chunks u, u + 4, u + 8, ... -------------------
     int64_t issue_tile = 0;
     int issue_group = 0, issue_slot = 0;
-    bool issue_valid = n_items > 0 && lane_row(0) < p.rows;
-    uintptr_t issue_base = row_start(lane_row(0));
+    int issue_m;  // the matrix of the item being issued (its bounds guard the copies)
+    bool issue_valid;
+    uintptr_t issue_base;
+    {
+        const TileAt at0 = lane_row(0);
+        issue_m = at0.m;
+        issue_valid = n_items > 0 && at0.row0 < p.mats[at0.m].rows;
+        issue_base = row_start(at0);
+    }
     // Enqueues the next item (one commit group per item, by the caller) and advances the cursor.
     auto issue_next = [&]() {
         const int step0 = s_begin + issue_group * G;
@@ -210,7 +250,8 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_q_
             const uintptr_t first = start & ~uintptr_t{15};
             const auto n_chunks = static_cast<int>((start + static_cast<uintptr_t>(bytes) - first + 15) >> 4);
             uint8_t* const dst = stages + issue_slot * S::kStageBytes;
-            if (first >= p.w_begin && first + 16u * static_cast<uint32_t>(n_chunks) <= p.w_end) {
+            const uintptr_t w_begin = p.mats[issue_m].w_begin, w_end = p.mats[issue_m].w_end;
+            if (first >= w_begin && first + 16u * static_cast<uint32_t>(n_chunks) <= w_end) {
 #pragma unroll
                 for (int k = 0; k < kChunkIters; ++k) {
                     const int c = u + 4 * k;
@@ -220,10 +261,10 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_q_
 #pragma unroll 1
                 for (int c = u; c < n_chunks; c += 4) {
                     const uintptr_t chunk = first + 16u * static_cast<uint32_t>(c);
-                    if (chunk >= p.w_begin && chunk + 16 <= p.w_end)
+                    if (chunk >= w_begin && chunk + 16 <= w_end)
                         cp_async16(dst + 16 * c, reinterpret_cast<const void*>(chunk));
                     else
-                        copy_partial_chunk(dst + 16 * c, chunk, p.w_begin, p.w_end);
+                        copy_partial_chunk(dst + 16 * c, chunk, w_begin, w_end);
                 }
             }
         }
@@ -231,9 +272,10 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_q_
         if (++issue_group == n_g) {
             issue_group = 0;
             ++issue_tile;
-            const int64_t row = lane_row(issue_tile);
-            issue_valid = row < p.rows;
-            issue_base = row_start(row);
+            const TileAt at = lane_row(issue_tile);
+            issue_m = at.m;
+            issue_valid = at.row0 < p.mats[at.m].rows;
+            issue_base = row_start(at);
         }
     };
 
@@ -256,8 +298,8 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_q_
     const bool partial_last = p.act_blocks % 8 != 0;  // the last step has fewer than 8 blocks
     int64_t tile = 0;
     int group = 0, slot = 0;
-    int64_t row = lane_row(0);
-    uintptr_t my_base = row_start(row);
+    TileAt at = lane_row(0);
+    uintptr_t my_base = row_start(at);
     float acc = 0.0f;
     for (int64_t i = 0; i < n_items; ++i) {
         if (i + P - 1 < n_items) issue_next();
@@ -265,7 +307,7 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_q_
         cp_async_wait<P - 1>();  // item i has landed (for this lane's copies) ...
         __syncwarp();            // ... and for every lane's
 
-        if (row - r8 < p.rows) {  // warp-uniform: the tile has rows; lanes of rows past the end drop theirs
+        if (at.row0 - r8 < p.mats[at.m].rows) {  // warp-uniform: the tile has rows; lanes past the end drop theirs
             const int step0 = s_begin + group * G;
             const int nsteps = min(G, s_begin + n_s - step0);
             const uintptr_t start = my_base + static_cast<uintptr_t>(step0) * Dot::kStepBytes;
@@ -296,8 +338,9 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_q_
             group = 0;
             acc = add(acc, __shfl_xor_sync(0xFFFFFFFFu, acc, 1));
             acc = add(acc, __shfl_xor_sync(0xFFFFFFFFu, acc, 2));
+            const GemvMatrix& mat = p.mats[at.m];
             if (ks == 1) {
-                if (u == 0 && row < p.rows) p.dst[row] = p.accumulate ? add(p.dst[row], acc) : acc;
+                if (u == 0 && at.row0 < mat.rows) mat.dst[at.row0] = p.accumulate ? add(mat.dst[at.row0], acc) : acc;
             } else {
                 // Every warp of the block reaches this barrier once per block tile (they share the
                 // tile sequence), so the count matches; the parity buffer lets the next tile's
@@ -309,14 +352,14 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_q_
                     const float* part = red + (parity * kWarps + rw * ks) * kRowsPerWarp + lane;
                     float sum = part[0];
                     for (int j = 1; j < ks; ++j) sum = add(sum, part[j * kRowsPerWarp]);
-                    const int64_t out_row = row - r8 + lane;
-                    if (out_row < p.rows) p.dst[out_row] = p.accumulate ? add(p.dst[out_row], sum) : sum;
+                    const int64_t out_row = at.row0 - r8 + lane;
+                    if (out_row < mat.rows) mat.dst[out_row] = p.accumulate ? add(mat.dst[out_row], sum) : sum;
                 }
             }
             acc = 0.0f;
             ++tile;
-            row = lane_row(tile);
-            my_base = row_start(row);
+            at = lane_row(tile);
+            my_base = row_start(at);
         }
     }
     cp_async_wait<0>();
@@ -348,7 +391,7 @@ template <class D>
 struct DirectLoadFormat<D, std::void_t<decltype(D::kDirectLoads)>> : std::bool_constant<D::kDirectLoads> {};
 
 template <class Dot, int A>
-__global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_direct_kernel(const GemvKernelArgs p) {
+__global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_direct_kernel(const __grid_constant__ GemvKernelArgs p) {
     static_assert(A >= 8, "direct loads need the aligned fast path of the format's unit");
     constexpr int kTableSmem = table_bytes(Dot::kTable) > 0 ? table_bytes(Dot::kTable) : 16;
     __shared__ __align__(16) uint8_t table[kTableSmem];
@@ -359,13 +402,15 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_di
     const int ks = p.ks, kw = warp % ks, rw = warp / ks, rws = kWarps / ks;
     const int s_begin = static_cast<int>(static_cast<int64_t>(p.steps) * kw / ks);
     const int s_end = static_cast<int>(static_cast<int64_t>(p.steps) * (kw + 1) / ks);
-    auto row_base = [&](int64_t row) {
-        return p.w + static_cast<int64_t>(min(row, p.rows - 1)) * p.row_bytes;
+    const int64_t tile_rows = static_cast<int64_t>(rws) * kRowsPerWarp;
+    auto row_base = [&](int m, int64_t row) {
+        return p.mats[m].w + static_cast<int64_t>(min(row, p.mats[m].rows - 1)) * p.row_bytes;
     };
     // Weights are immutable: ask L2 for this lane's share of its first two steps before waiting for
     // the kernel before (launch_chain.cuh), so the stream starts during that kernel's tail.
     if (blockIdx.x < p.n_block_tiles) {
-        const uint8_t* first = row_base((static_cast<int64_t>(blockIdx.x) * rws + rw) * kRowsPerWarp + r8) +
+        const TileAt at = tile_at(p, blockIdx.x, tile_rows);
+        const uint8_t* first = row_base(at.m, at.row0 + rw * kRowsPerWarp + r8) +
                                static_cast<int64_t>(s_begin) * Dot::kStepBytes;
         const int span = min(2, s_end - s_begin) * Dot::kStepBytes;
         for (int off = 32 * u; off < span; off += 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(first + off));
@@ -378,11 +423,13 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_di
 
     int parity = 0;
     for (int64_t bt = blockIdx.x; bt < p.n_block_tiles; bt += gridDim.x, parity ^= 1) {
-        const int64_t row0 = (bt * rws + rw) * kRowsPerWarp;  // the warp's row tile
+        const TileAt at = tile_at(p, bt, tile_rows);
+        const GemvMatrix& mat = p.mats[at.m];
+        const int64_t row0 = at.row0 + rw * kRowsPerWarp;  // the warp's row tile in its matrix
         const int64_t row = row0 + r8;
-        const uint8_t* base = row_base(row);
+        const uint8_t* base = row_base(at.m, row);
         float acc = 0.0f;
-        if (row0 < p.rows) {  // warp-uniform; lanes of rows past the end read the last row, dropped
+        if (row0 < mat.rows) {  // warp-uniform; lanes of rows past the end read the last row, dropped
             int s = s_begin;
             for (; s + 2 <= s_end; s += 2) {
 #pragma unroll
@@ -405,7 +452,7 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_di
         acc = add(acc, __shfl_xor_sync(0xFFFFFFFFu, acc, 1));
         acc = add(acc, __shfl_xor_sync(0xFFFFFFFFu, acc, 2));
         if (ks == 1) {
-            if (u == 0 && row < p.rows) p.dst[row] = p.accumulate ? add(p.dst[row], acc) : acc;
+            if (u == 0 && row < mat.rows) mat.dst[row] = p.accumulate ? add(mat.dst[row], acc) : acc;
         } else {
             // As in gemv_q_kernel: every warp of the block passes this barrier once per block tile;
             // the parity buffer lets the next tile's partials land while these are read.
@@ -415,7 +462,7 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_di
                 float sum = red[parity][rw * ks][lane];
                 for (int j = 1; j < ks; ++j) sum = add(sum, red[parity][rw * ks + j][lane]);
                 const int64_t out_row = row0 + lane;
-                if (out_row < p.rows) p.dst[out_row] = p.accumulate ? add(p.dst[out_row], sum) : sum;
+                if (out_row < mat.rows) mat.dst[out_row] = p.accumulate ? add(mat.dst[out_row], sum) : sum;
             }
         }
     }
@@ -492,56 +539,106 @@ cudaError_t launch_gemv_as(const GemvKernelArgs& args, cudaStream_t stream) {
     return launch_balanced<gemv_q_kernel<Dot, A>, Staging<Dot>::kSharedBytes>(args, stream);
 }
 
-// Whether a matrix takes the direct variant: the format reads wide aligned fields, this arch's
-// tuning says direct loads pay (measured), the matrix is 16-byte aligned with whole steps per row,
-// and it has enough rows (below ~4096 rows the ring's deeper prefetch wins: 1024 x 5120 took
+// Whether a launch takes the direct variant: the format reads wide aligned fields, this arch's
+// tuning says direct loads pay (measured), every matrix is 16-byte aligned with whole steps per row,
+// and there are enough rows (below ~4096 rows the ring's deeper prefetch wins: 1024 x 5120 took
 // 3.5 us staged vs 3.9 us direct on an H200).
 inline constexpr int64_t kDirectMinRows = 4096;
 
+inline bool all_aligned16(const GemvKernelArgs& p) {
+    for (int m = 0; m < p.n_mats; ++m)
+        if (p.mats[m].w_begin % 16 != 0) return false;
+    return true;
+}
+
 template <class Dot>
-bool use_direct_loads(const GemvKernelArgs& p, int64_t in) {
+bool use_direct_loads(const GemvKernelArgs& p, int64_t in, int64_t total_rows) {
     if constexpr (DirectLoadFormat<Dot>::value && tuning::kGemvDirectLoads) {
-        return p.w_begin % 16 == 0 && in % kStepElems == 0 && p.rows >= kDirectMinRows && direct_loads_enabled();
+        return all_aligned16(p) && in % kStepElems == 0 && total_rows >= kDirectMinRows && direct_loads_enabled();
     } else {
         (void)p;
         (void)in;
+        (void)total_rows;
         return false;
     }
 }
 
+// The K split a matrix of `rows` rows gets, alone or in a list: its own rows decide it, so a matrix
+// sums in the same order whichever launch it is in.
+inline int ks_of(int64_t rows, int steps) {
+    return choose_ks((rows + kRowsPerWarp - 1) / kRowsPerWarp, steps);
+}
+
+// One launch over calls[0 .. n) (1 <= n <= kMaxMatrices): the same format, input length, activation
+// and accumulate flag (gemv_launchers.hpp), and the same ks_of.
 template <class Dot>
-cudaError_t launch_gemv(const GemvLaunch& c, cudaStream_t stream) {
-    if (c.out <= 0 || c.in <= 0) return cudaSuccess;
+cudaError_t launch_gemv_group(const GemvLaunch* const* calls, int n, cudaStream_t stream) {
+    const GemvLaunch& c = *calls[0];
+    if (c.in <= 0) return cudaSuccess;
     GemvKernelArgs p{};
-    p.w = static_cast<const uint8_t*>(c.weight);
-    p.w_begin = reinterpret_cast<uintptr_t>(c.weight);
-    p.w_end = p.w_begin + static_cast<uintptr_t>(c.out) * static_cast<uintptr_t>(c.row_bytes);
     p.row_bytes = c.row_bytes;
-    p.rows = c.out;
     p.steps = static_cast<int>((c.in + kStepElems - 1) / kStepElems);
     p.act_blocks = static_cast<int>(c.in / 32);
     const int64_t last_elems = c.in - static_cast<int64_t>(p.steps - 1) * kStepElems;
     p.last_step_bytes = static_cast<int>(last_elems / Dot::kBlockElems * Dot::kBlockBytes);
-    const int64_t row_tiles = (c.out + kRowsPerWarp - 1) / kRowsPerWarp;
-    p.ks = choose_ks(row_tiles, p.steps);
+    int64_t total_rows = 0;
+    for (int m = 0; m < n; ++m) total_rows += calls[m]->out;
+    p.ks = ks_of(c.out, p.steps);
     const int64_t tiles_per_block = kWarps / p.ks;
-    p.n_block_tiles = (row_tiles + tiles_per_block - 1) / tiles_per_block;
+    for (int m = 0; m < n; ++m) {
+        const GemvLaunch& cm = *calls[m];
+        GemvMatrix& mat = p.mats[p.n_mats];
+        mat.w = static_cast<const uint8_t*>(cm.weight);
+        mat.w_begin = reinterpret_cast<uintptr_t>(cm.weight);
+        mat.w_end = mat.w_begin + static_cast<uintptr_t>(cm.out) * static_cast<uintptr_t>(c.row_bytes);
+        mat.rows = cm.out;
+        mat.dst = cm.dst;
+        const int64_t tiles = ((cm.out + kRowsPerWarp - 1) / kRowsPerWarp + tiles_per_block - 1) / tiles_per_block;
+        p.n_block_tiles += tiles;
+        mat.tile_end = p.n_block_tiles;
+        ++p.n_mats;
+    }
     const auto* base = static_cast<const int8_t*>(c.act);
     p.act.q = base;
     p.act.d = reinterpret_cast<const float*>(base + c.in);
     p.act.s = reinterpret_cast<const float*>(base + c.in + c.in / 8);
-    p.dst = c.dst;
     p.accumulate = c.accumulate ? 1 : 0;
     if constexpr (DirectLoadFormat<Dot>::value && tuning::kGemvDirectLoads) {
-        if (use_direct_loads<Dot>(p, c.in))
+        if (use_direct_loads<Dot>(p, c.in, total_rows))
             return launch_balanced<gemv_direct_kernel<Dot, Dot::kAlign>, 0>(p, stream);
     }
     if constexpr (Dot::kAlign > 2) {
         // Every step of a 16-byte-aligned matrix is kAlign-aligned (row_bytes is a multiple of the
         // step size, itself a multiple of kAlign); otherwise the any-alignment path.
-        if (p.w_begin % 16 == 0) return launch_gemv_as<Dot, Dot::kAlign>(p, stream);
+        if (all_aligned16(p)) return launch_gemv_as<Dot, Dot::kAlign>(p, stream);
     }
     return launch_gemv_as<Dot, 2>(p, stream);
+}
+
+// calls[0 .. n): the matrices of equal ks_of share launches (up to kMaxMatrices each, in list
+// order); a matrix with no rows launches nothing.
+template <class Dot>
+cudaError_t launch_gemv(const GemvLaunch* calls, int n, cudaStream_t stream) {
+    if (n <= 0 || calls[0].in <= 0) return cudaSuccess;
+    const int steps = static_cast<int>((calls[0].in + kStepElems - 1) / kStepElems);
+    constexpr int kNoKs = 0;
+    int ks[64];
+    if (n > 64) return cudaErrorInvalidValue;  // the op takes at most 16
+    for (int i = 0; i < n; ++i) ks[i] = calls[i].out > 0 ? ks_of(calls[i].out, steps) : kNoKs;
+    for (int i = 0; i < n; ++i) {
+        if (ks[i] == kNoKs) continue;
+        const GemvLaunch* group[kMaxMatrices];
+        int g = 0;
+        const int want = ks[i];
+        for (int j = i; j < n && g < kMaxMatrices; ++j)
+            if (ks[j] == want) {
+                group[g++] = &calls[j];
+                ks[j] = kNoKs;  // taken
+            }
+        const cudaError_t err = launch_gemv_group<Dot>(group, g, stream);
+        if (err != cudaSuccess) return err;
+    }
+    return cudaSuccess;
 }
 
 }  // namespace dense::cuda::gemv

@@ -29,20 +29,25 @@ struct GemvLaunch {
 };
 
 using GemvLauncher = cudaError_t (*)(const GemvLaunch& call, cudaStream_t stream);
+// Quantized formats take a list: calls[0 .. n) of one format that share `in`, `act` and
+// `accumulate` (n = 1 is GEMV_Q; n > 1 serves GEMV_Q_MULTI). Matrices whose rows give the same K
+// split share launches of up to 4; since a row's summation order depends only on that split
+// (gemv_kernel.cuh), each dst is bit for bit what a launch of its call alone writes.
+using GemvListLauncher = cudaError_t (*)(const GemvLaunch* calls, int n, cudaStream_t stream);
 
 // Quantized weights x Q8_32 activation.
-cudaError_t launch_gemv_q8_0(const GemvLaunch& call, cudaStream_t stream);
-cudaError_t launch_gemv_q2_k(const GemvLaunch& call, cudaStream_t stream);
-cudaError_t launch_gemv_q3_k(const GemvLaunch& call, cudaStream_t stream);
-cudaError_t launch_gemv_q4_k(const GemvLaunch& call, cudaStream_t stream);
-cudaError_t launch_gemv_q5_k(const GemvLaunch& call, cudaStream_t stream);
-cudaError_t launch_gemv_q6_k(const GemvLaunch& call, cudaStream_t stream);
-cudaError_t launch_gemv_iq2_xs(const GemvLaunch& call, cudaStream_t stream);
-cudaError_t launch_gemv_iq2_s(const GemvLaunch& call, cudaStream_t stream);
-cudaError_t launch_gemv_iq3_xxs(const GemvLaunch& call, cudaStream_t stream);
-cudaError_t launch_gemv_iq3_s(const GemvLaunch& call, cudaStream_t stream);
-cudaError_t launch_gemv_iq4_nl(const GemvLaunch& call, cudaStream_t stream);
-cudaError_t launch_gemv_iq4_xs(const GemvLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemv_q8_0(const GemvLaunch* calls, int n, cudaStream_t stream);
+cudaError_t launch_gemv_q2_k(const GemvLaunch* calls, int n, cudaStream_t stream);
+cudaError_t launch_gemv_q3_k(const GemvLaunch* calls, int n, cudaStream_t stream);
+cudaError_t launch_gemv_q4_k(const GemvLaunch* calls, int n, cudaStream_t stream);
+cudaError_t launch_gemv_q5_k(const GemvLaunch* calls, int n, cudaStream_t stream);
+cudaError_t launch_gemv_q6_k(const GemvLaunch* calls, int n, cudaStream_t stream);
+cudaError_t launch_gemv_iq2_xs(const GemvLaunch* calls, int n, cudaStream_t stream);
+cudaError_t launch_gemv_iq2_s(const GemvLaunch* calls, int n, cudaStream_t stream);
+cudaError_t launch_gemv_iq3_xxs(const GemvLaunch* calls, int n, cudaStream_t stream);
+cudaError_t launch_gemv_iq3_s(const GemvLaunch* calls, int n, cudaStream_t stream);
+cudaError_t launch_gemv_iq4_nl(const GemvLaunch* calls, int n, cudaStream_t stream);
+cudaError_t launch_gemv_iq4_xs(const GemvLaunch* calls, int n, cudaStream_t stream);
 
 // Float weights x F32 activation.
 cudaError_t launch_gemv_f32(const GemvLaunch& call, cudaStream_t stream);

@@ -5,8 +5,8 @@
 
 namespace dense::cuda {
 
-cudaError_t launch_gemv_q5_k(const GemvLaunch& call, cudaStream_t stream) {
-    return gemv::launch_gemv<gemv::Q5_KDot>(call, stream);
+cudaError_t launch_gemv_q5_k(const GemvLaunch* calls, int n, cudaStream_t stream) {
+    return gemv::launch_gemv<gemv::Q5_KDot>(calls, n, stream);
 }
 
 }  // namespace dense::cuda

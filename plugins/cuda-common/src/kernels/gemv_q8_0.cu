@@ -5,8 +5,8 @@
 
 namespace dense::cuda {
 
-cudaError_t launch_gemv_q8_0(const GemvLaunch& call, cudaStream_t stream) {
-    return gemv::launch_gemv<gemv::Q8_0Dot>(call, stream);
+cudaError_t launch_gemv_q8_0(const GemvLaunch* calls, int n, cudaStream_t stream) {
+    return gemv::launch_gemv<gemv::Q8_0Dot>(calls, n, stream);
 }
 
 }  // namespace dense::cuda

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define DENSE_ABI_MAJOR 1u
-#define DENSE_ABI_MINOR 7u
+#define DENSE_ABI_MINOR 8u
 
 /* dense_pack_score(NULL) returns the ABI version the pack was built against, encoded like this. It
  * lets the host refuse a pack of another major before it reads any struct the pack fills. */
@@ -177,7 +177,16 @@ enum {
     /* src0: x {n}; dst: I32 {1} status word; sets dst to 1 if any element of x is NaN or Inf,
      * leaves it unchanged otherwise (the executor clears it before a step). */
     DENSE_OP_CHECK_FINITE = 18,
-    DENSE_OP_KIND_COUNT = 19
+    /* ABI 1.8. Several GEMVs that read the same activation, in one call (one launch where the pack
+     * can: at batch 1 a small matrix costs a kernel's start and tail, not its bytes).
+     * src0 .. src{k-1}: weights {IN, OUT_i}, any formats whose GEMV pairs with src{k}'s type;
+     * src{k}: activation {IN}; dst0 .. dst{k-1}: F32 {OUT_i}, pairwise disjoint and disjoint from
+     * every source. 2 <= k <= 16, n_src = k + 1, n_dst = k; no params (dst_i = W_i x, never
+     * accumulating). Each dst_i must equal what GEMV_Q of (src_i, src{k}) would write in this pack,
+     * bit for bit. Registered with weight_type DENSE_TYPE_NONE and the activation type; supports()
+     * says which lists of formats the impl takes. */
+    DENSE_OP_GEMV_Q_MULTI = 19,
+    DENSE_OP_KIND_COUNT = 20
 };
 
 /* ---- what the host tells a pack about one device (filled by the host's probe) --------------- */

@@ -1,0 +1,120 @@
+// GEMVs on one input merged into GEMV_Q_MULTI nodes (graph/gemv_lists.hpp), executor side, without a
+// GPU: with DENSE_GEMV_LISTS=all the pass merges CPU nodes too, so cpu-ref runs the lists. The
+// merged step must give bit-identical logits and hidden states layer by layer, with exactly the
+// expected nodes fewer; by default (device nodes only) a CPU session is left alone, and a bad value
+// of the variable is a usage error. The GPU side is in tests/exec/gpu_session_test.cpp.
+#include "core/error.hpp"
+#include "exec/session_fixture.hpp"
+#include "plan/plan_fixture.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dense::test {
+namespace {
+
+const Model& tiny() {
+    static const auto m = synth_tiny();
+    return *m;
+}
+
+// DENSE_GEMV_LISTS set for one scope, restored after.
+class ListsSetting {
+public:
+    explicit ListsSetting(const char* value) {
+        if (const char* v = std::getenv("DENSE_GEMV_LISTS")) saved_ = v;
+        if (value != nullptr)
+            ::setenv("DENSE_GEMV_LISTS", value, 1);
+        else
+            ::unsetenv("DENSE_GEMV_LISTS");
+    }
+    ~ListsSetting() {
+        if (saved_)
+            ::setenv("DENSE_GEMV_LISTS", saved_->c_str(), 1);
+        else
+            ::unsetenv("DENSE_GEMV_LISTS");
+    }
+    ListsSetting(const ListsSetting&) = delete;
+    ListsSetting& operator=(const ListsSetting&) = delete;
+
+private:
+    std::optional<std::string> saved_;
+};
+
+// A cpu-ref session whose GEMVs all take Q8_32 (as on a GPU: one quantized input per norm, so a
+// layer's GEMVs share it).
+std::unique_ptr<exec::Session> session(const char* lists) {
+    ListsSetting setting(lists);  // read while the graph is built
+    exec::SessionOptions o;
+    o.n_ctx = 32;
+    o.kv_type = DENSE_TYPE_F16;
+    o.threads = 2;
+    o.gemv_activation = DENSE_TYPE_Q8_32;
+    return std::make_unique<exec::Session>(tiny().bound, qwen35_spec(), cpu_ref_packs(), o);
+}
+
+struct Trace {
+    std::vector<std::vector<float>> logits, hidden;  // hidden: every layer of every step
+};
+
+Trace run(exec::Session& s) {
+    Trace t;
+    s.set_layer_observer([&t](int64_t, int64_t, std::span<const float> h) { t.hidden.emplace_back(h.begin(), h.end()); });
+    for (int32_t token : {11, 1900, 7, 42, 1023, 5}) {
+        s.step(token, true);
+        t.logits.emplace_back(s.logits().begin(), s.logits().end());
+    }
+    return t;
+}
+
+bool same_bits(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (a[i].size() != b[i].size() || std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(float)) != 0)
+            return false;
+    return true;
+}
+
+TEST(GemvListSession, MergedListsGiveBitIdenticalLogitsAndHiddenStates) {
+    auto plain = session("0");
+    auto merged = session("all");
+    // Per layer: Gated DeltaNet qkv + gate + beta + alpha -> 1 (3 nodes fewer), attention q + k + v
+    // -> 1 (2 fewer), FFN gate + up -> 1 (1 fewer).
+    const int64_t recurrent = tiny().bound.count_layers("recurrent");
+    const int64_t attention = tiny().bound.count_layers("full_attention");
+    ASSERT_GT(recurrent, 0);
+    ASSERT_GT(attention, 0);
+    EXPECT_EQ(plain->node_count() - merged->node_count(), static_cast<size_t>(3 * recurrent + 2 * attention + (recurrent + attention)));
+    const Trace want = run(*plain);
+    const Trace got = run(*merged);
+    ASSERT_EQ(got.hidden.size(), want.hidden.size()) << "the layer observer must see every layer";
+    EXPECT_EQ(got.hidden.size(), static_cast<size_t>(6 * (recurrent + attention)));
+    EXPECT_TRUE(same_bits(got.hidden, want.hidden)) << "hidden states differ";
+    EXPECT_TRUE(same_bits(got.logits, want.logits)) << "logits differ";
+}
+
+TEST(GemvListSession, CpuNodesAreLeftAloneByDefault) {
+    auto plain = session("0");
+    auto by_default = session(nullptr);
+    auto explicit_on = session("1");
+    EXPECT_EQ(by_default->node_count(), plain->node_count());
+    EXPECT_EQ(explicit_on->node_count(), plain->node_count());
+}
+
+TEST(GemvListSession, UnknownSettingIsAUsageError) {
+    try {
+        session("yes");
+        ADD_FAILURE() << "DENSE_GEMV_LISTS=yes was accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Usage);
+        EXPECT_NE(std::string(e.what()).find("DENSE_GEMV_LISTS"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace dense::test
