@@ -123,21 +123,30 @@ struct GemvKernelArgs {
 
 // Which matrix block tile `bt` belongs to, and the first row of that tile in it (block tiles of
 // `tile_rows` rows). Matrix fields are then read as p.mats[m].x: the arguments are a
-// __grid_constant__, so the indexed read comes from the constant bank, no local copy.
+// __grid_constant__, so the indexed read comes from the constant bank, no local copy. M is the
+// kernel's most matrices per launch: 1 for a lone GEMV, where m is the constant 0 and the kernel
+// compiles to the single-matrix code (the list bookkeeping costs registers the K loop needs: with
+// it, the lone-GEMV micro-bench ran ~5 % slower on the H200, docs/perf-notes.md session 12).
 struct TileAt {
     int m;
     int64_t row0;
 };
-__device__ __forceinline__ TileAt tile_at(const GemvKernelArgs& p, int64_t bt, int64_t tile_rows) {
-    int m = 0;
-    int64_t begin = 0;
+// With `row_in_tile` = the row's offset inside its block tile (rws row tiles of 8 rows).
+template <int M>
+__device__ __forceinline__ TileAt tile_at(const GemvKernelArgs& p, int64_t bt, int rws, int row_in_tile) {
+    if constexpr (M == 1) {
+        return {0, bt * rws * kRowsPerWarp + row_in_tile};  // the single-matrix arithmetic
+    } else {
+        int m = 0;
+        int64_t begin = 0;
 #pragma unroll
-    for (int j = 0; j + 1 < kMaxMatrices; ++j)
-        if (j + 1 < p.n_mats && bt >= p.mats[j].tile_end) {  // tile_end increases with j
-            m = j + 1;
-            begin = p.mats[j].tile_end;
-        }
-    return {m, (bt - begin) * tile_rows};
+        for (int j = 0; j + 1 < M; ++j)
+            if (j + 1 < p.n_mats && bt >= p.mats[j].tile_end) {  // tile_end increases with j
+                m = j + 1;
+                begin = p.mats[j].tile_end;
+            }
+        return {m, (bt - begin) * rws * kRowsPerWarp + row_in_tile};
+    }
 }
 
 __device__ __forceinline__ void cp_async16(void* smem_dst, const void* gmem_src) {
@@ -188,7 +197,7 @@ __device__ void stage_tables(uint8_t* at, IqTables& t) {
     }
 }
 
-template <class Dot, int A>
+template <class Dot, int A, int M>
 __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_q_kernel(const __grid_constant__ GemvKernelArgs p) {
     using S = Staging<Dot>;
     constexpr int G = S::kGroup;
@@ -217,9 +226,7 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_q_
     // This lane's matrix and row (in that matrix) in the block's t-th tile (rows past a matrix's end:
     // its last row, whose address is harmless; such a lane copies nothing, its results are dropped).
     auto lane_row = [&](int64_t t) -> TileAt {
-        TileAt at = tile_at(p, static_cast<int64_t>(blockIdx.x) + t * gridDim.x, rws * kRowsPerWarp);
-        at.row0 += rw * kRowsPerWarp + r8;
-        return at;
+        return tile_at<M>(p, static_cast<int64_t>(blockIdx.x) + t * gridDim.x, rws, rw * kRowsPerWarp + r8);
     };
     auto row_start = [&](const TileAt& at) -> uintptr_t {
         const GemvMatrix& mat = p.mats[at.m];
@@ -390,7 +397,7 @@ struct DirectLoadFormat : std::false_type {};
 template <class D>
 struct DirectLoadFormat<D, std::void_t<decltype(D::kDirectLoads)>> : std::bool_constant<D::kDirectLoads> {};
 
-template <class Dot, int A>
+template <class Dot, int A, int M>
 __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_direct_kernel(const __grid_constant__ GemvKernelArgs p) {
     static_assert(A >= 8, "direct loads need the aligned fast path of the format's unit");
     constexpr int kTableSmem = table_bytes(Dot::kTable) > 0 ? table_bytes(Dot::kTable) : 16;
@@ -402,15 +409,14 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_di
     const int ks = p.ks, kw = warp % ks, rw = warp / ks, rws = kWarps / ks;
     const int s_begin = static_cast<int>(static_cast<int64_t>(p.steps) * kw / ks);
     const int s_end = static_cast<int>(static_cast<int64_t>(p.steps) * (kw + 1) / ks);
-    const int64_t tile_rows = static_cast<int64_t>(rws) * kRowsPerWarp;
     auto row_base = [&](int m, int64_t row) {
         return p.mats[m].w + static_cast<int64_t>(min(row, p.mats[m].rows - 1)) * p.row_bytes;
     };
     // Weights are immutable: ask L2 for this lane's share of its first two steps before waiting for
     // the kernel before (launch_chain.cuh), so the stream starts during that kernel's tail.
     if (blockIdx.x < p.n_block_tiles) {
-        const TileAt at = tile_at(p, blockIdx.x, tile_rows);
-        const uint8_t* first = row_base(at.m, at.row0 + rw * kRowsPerWarp + r8) +
+        const TileAt at = tile_at<M>(p, blockIdx.x, rws, rw * kRowsPerWarp + r8);
+        const uint8_t* first = row_base(at.m, at.row0) +
                                static_cast<int64_t>(s_begin) * Dot::kStepBytes;
         const int span = min(2, s_end - s_begin) * Dot::kStepBytes;
         for (int off = 32 * u; off < span; off += 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(first + off));
@@ -423,9 +429,9 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_di
 
     int parity = 0;
     for (int64_t bt = blockIdx.x; bt < p.n_block_tiles; bt += gridDim.x, parity ^= 1) {
-        const TileAt at = tile_at(p, bt, tile_rows);
+        const TileAt at = tile_at<M>(p, bt, rws, rw * kRowsPerWarp);
         const GemvMatrix& mat = p.mats[at.m];
-        const int64_t row0 = at.row0 + rw * kRowsPerWarp;  // the warp's row tile in its matrix
+        const int64_t row0 = at.row0;  // the warp's row tile in its matrix
         const int64_t row = row0 + r8;
         const uint8_t* base = row_base(at.m, row);
         float acc = 0.0f;
@@ -534,9 +540,9 @@ cudaError_t launch_balanced(const GemvKernelArgs& args, cudaStream_t stream) {
     return cudaGetLastError();
 }
 
-template <class Dot, int A>
+template <class Dot, int A, int M>
 cudaError_t launch_gemv_as(const GemvKernelArgs& args, cudaStream_t stream) {
-    return launch_balanced<gemv_q_kernel<Dot, A>, Staging<Dot>::kSharedBytes>(args, stream);
+    return launch_balanced<gemv_q_kernel<Dot, A, M>, Staging<Dot>::kSharedBytes>(args, stream);
 }
 
 // Whether a launch takes the direct variant: the format reads wide aligned fields, this arch's
@@ -561,6 +567,21 @@ bool use_direct_loads(const GemvKernelArgs& p, int64_t in, int64_t total_rows) {
         (void)total_rows;
         return false;
     }
+}
+
+// The kernel for filled-in arguments of up to M matrices.
+template <class Dot, int M>
+cudaError_t launch_gemv_args(const GemvKernelArgs& p, int64_t in, int64_t total_rows, cudaStream_t stream) {
+    if constexpr (DirectLoadFormat<Dot>::value && tuning::kGemvDirectLoads) {
+        if (use_direct_loads<Dot>(p, in, total_rows))
+            return launch_balanced<gemv_direct_kernel<Dot, Dot::kAlign, M>, 0>(p, stream);
+    }
+    if constexpr (Dot::kAlign > 2) {
+        // Every step of a 16-byte-aligned matrix is kAlign-aligned (row_bytes is a multiple of the
+        // step size, itself a multiple of kAlign); otherwise the any-alignment path.
+        if (all_aligned16(p)) return launch_gemv_as<Dot, Dot::kAlign, M>(p, stream);
+    }
+    return launch_gemv_as<Dot, 2, M>(p, stream);
 }
 
 // The K split a matrix of `rows` rows gets, alone or in a list: its own rows decide it, so a matrix
@@ -603,16 +624,8 @@ cudaError_t launch_gemv_group(const GemvLaunch* const* calls, int n, cudaStream_
     p.act.d = reinterpret_cast<const float*>(base + c.in);
     p.act.s = reinterpret_cast<const float*>(base + c.in + c.in / 8);
     p.accumulate = c.accumulate ? 1 : 0;
-    if constexpr (DirectLoadFormat<Dot>::value && tuning::kGemvDirectLoads) {
-        if (use_direct_loads<Dot>(p, c.in, total_rows))
-            return launch_balanced<gemv_direct_kernel<Dot, Dot::kAlign>, 0>(p, stream);
-    }
-    if constexpr (Dot::kAlign > 2) {
-        // Every step of a 16-byte-aligned matrix is kAlign-aligned (row_bytes is a multiple of the
-        // step size, itself a multiple of kAlign); otherwise the any-alignment path.
-        if (all_aligned16(p)) return launch_gemv_as<Dot, Dot::kAlign>(p, stream);
-    }
-    return launch_gemv_as<Dot, 2>(p, stream);
+    return p.n_mats == 1 ? launch_gemv_args<Dot, 1>(p, c.in, total_rows, stream)
+                         : launch_gemv_args<Dot, kMaxMatrices>(p, c.in, total_rows, stream);
 }
 
 // calls[0 .. n): the matrices of equal ks_of share launches (up to kMaxMatrices each, in list
