@@ -26,19 +26,6 @@ struct Matrix {
     std::vector<float> y;
 };
 
-dense_tensor_view view(void* data, dense_type_id t, int64_t n, int64_t rows) {
-    dense_tensor_view v{};
-    v.data = data;
-    v.type = t;
-    v.ne[0] = n;
-    v.ne[1] = rows;
-    v.ne[2] = v.ne[3] = 1;
-    v.nb[0] = cpuref::format(t).block_bytes;
-    v.nb[1] = static_cast<int64_t>(cpuref::row_bytes(t, n));
-    v.nb[2] = v.nb[3] = v.nb[1] * rows;
-    return v;
-}
-
 class CpuRefGemvList : public PackHarness {
 protected:
     static constexpr int64_t kIn = 512;
@@ -60,13 +47,13 @@ protected:
 
     std::vector<dense_tensor_view> sources() {
         std::vector<dense_tensor_view> src;
-        for (auto& m : mats_) src.push_back(view(m.bytes.data(), m.type, kIn, m.rows));
-        src.push_back(view(act_.data(), DENSE_TYPE_Q8_32, kIn, 1));
+        for (auto& m : mats_) src.push_back(rows_of(m.bytes.data(), m.type, kIn, m.rows));
+        src.push_back(rows_of(act_.data(), DENSE_TYPE_Q8_32, kIn, 1));
         return src;
     }
     std::vector<dense_tensor_view> destinations() {
         std::vector<dense_tensor_view> dst;
-        for (auto& m : mats_) dst.push_back(view(m.y.data(), DENSE_TYPE_F32, m.rows, 1));
+        for (auto& m : mats_) dst.push_back(rows_of(m.y.data(), DENSE_TYPE_F32, m.rows, 1));
         return dst;
     }
     const dense_op_impl* list_impl() { return host_.find(DENSE_OP_GEMV_Q_MULTI, DENSE_TYPE_NONE, DENSE_TYPE_Q8_32); }
@@ -99,8 +86,8 @@ TEST_F(CpuRefGemvList, EveryOutputIsBitIdenticalToItsOwnGemv) {
         std::vector<float> want(static_cast<std::size_t>(m.rows), kPoison);
         const dense_op_impl* single = host_.find(DENSE_OP_GEMV_Q, m.type, DENSE_TYPE_Q8_32);
         ASSERT_NE(single, nullptr);
-        const std::vector one_src{view(m.bytes.data(), m.type, kIn, m.rows), src.back()};
-        const std::vector one_dst{view(want.data(), DENSE_TYPE_F32, m.rows, 1)};
+        const std::vector one_src{rows_of(m.bytes.data(), m.type, kIn, m.rows), src.back()};
+        const std::vector one_dst{rows_of(want.data(), DENSE_TYPE_F32, m.rows, 1)};
         ASSERT_EQ(run(single, make_call(DENSE_OP_GEMV_Q, one_src, one_dst)), DENSE_OK);
         ASSERT_EQ(m.y.size(), want.size());
         EXPECT_EQ(std::memcmp(m.y.data(), want.data(), want.size() * sizeof(float)), 0)
@@ -125,7 +112,7 @@ TEST_F(CpuRefGemvList, MalformedListsAreRefusedWithOneLogLineAndNoWrite) {
         {"two destinations overlap", [](auto&, auto& d) { d[1].data = static_cast<float*>(d[0].data) + 1; }},
         {"a destination over the activation", [](auto& s, auto& d) { d[0].data = s.back().data; }},
         {"activation not Q8_32", [](auto& s, auto&) { s.back().type = DENSE_TYPE_Q8_0; }},
-        {"a source too many", [&spare](auto& s, auto&) { s.push_back(view(spare.data(), DENSE_TYPE_F32, 4, 1)); }},
+        {"a source too many", [&spare](auto& s, auto&) { s.push_back(rows_of(spare.data(), DENSE_TYPE_F32, 4, 1)); }},
     };
     for (const auto& [what, edit] : edits) {
         for (auto& m : mats_) std::fill(m.y.begin(), m.y.end(), kPoison);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cpu-ref/pack_harness.hpp"
+#include "kernels/formats.hpp"
 
 #include <dense/sdk/pack.hpp>
 
@@ -22,6 +23,20 @@ inline dense_tensor_view f32(float* data, int64_t ne0, int64_t ne1 = 1, int64_t 
     v.nb[0] = 4;
     v.nb[1] = (row_stride != 0 ? row_stride : ne0) * 4;
     v.nb[2] = v.nb[3] = v.nb[1] * ne1;
+    return v;
+}
+
+// `rows` contiguous rows of n elements of any cpu-ref format (weights, activations, F32 outputs).
+inline dense_tensor_view rows_of(void* data, dense_type_id type, int64_t n, int64_t rows) {
+    dense_tensor_view v{};
+    v.data = data;
+    v.type = type;
+    v.ne[0] = n;
+    v.ne[1] = rows;
+    v.ne[2] = v.ne[3] = 1;
+    v.nb[0] = cpuref::format(type).block_bytes;
+    v.nb[1] = static_cast<int64_t>(cpuref::row_bytes(type, n));
+    v.nb[2] = v.nb[3] = v.nb[1] * rows;
     return v;
 }
 

@@ -389,22 +389,10 @@ TEST_F(CpuRefOpsPack, GemvAccumulatesIntoDstWhenAsked) {
         cpuref::gemv(type, w.data(), in, out, act.data(), product.data());
         const dense_op_impl* g = host_.find(DENSE_OP_GEMV_Q, type, f.act_type);
         ASSERT_NE(g, nullptr);
-        auto view = [&](void* data, dense_type_id t, int64_t n, int64_t rows) {
-            dense_tensor_view v{};
-            v.data = data;
-            v.type = t;
-            v.ne[0] = n;
-            v.ne[1] = rows;
-            v.ne[2] = v.ne[3] = 1;
-            v.nb[0] = cpuref::format(t).block_bytes;
-            v.nb[1] = static_cast<int64_t>(cpuref::row_bytes(t, n));
-            v.nb[2] = v.nb[3] = v.nb[1] * rows;
-            return v;
-        };
         const auto residual = uniform(static_cast<std::size_t>(out), rng, -5.0f, 5.0f);
         auto y = residual;
-        const std::vector src{view(w.data(), type, in, out), view(act.data(), f.act_type, in, 1)};
-        const std::vector dst{view(y.data(), DENSE_TYPE_F32, out, 1)};
+        const std::vector src{rows_of(w.data(), type, in, out), rows_of(act.data(), f.act_type, in, 1)};
+        const std::vector dst{rows_of(y.data(), DENSE_TYPE_F32, out, 1)};
         auto p = dense::sdk::make_struct<dense_gemv_params>();
         p.accumulate = 1;
         ASSERT_EQ(run(g, make_call(DENSE_OP_GEMV_Q, src, dst, &p)), DENSE_OK);

@@ -4,6 +4,7 @@
 #include "core/type_table.hpp"
 #include "exec/host_nodes.hpp"
 #include "graph/gemv_lists.hpp"
+#include "graph/view_extent.hpp"
 #include "packs/activation_choice.hpp"
 #include "plan/buffer_arena.hpp"
 #include "plan/bus_staging.hpp"
@@ -281,12 +282,7 @@ std::vector<NodeTime> Session::profile_step(int32_t token, bool want_logits) {
         // reads one row of its table).
         if (n.key.op == DENSE_OP_GEMV_Q || n.key.op == DENSE_OP_GEMV_Q_MULTI)
             for (const auto& src : n.src)
-                if (src.external) {
-                    uint64_t extent = 0;
-                    for (int d = 0; d < 4; ++d)
-                        extent = std::max(extent, static_cast<uint64_t>(src.view.ne[d]) * static_cast<uint64_t>(src.view.nb[d]));
-                    t.weight_bytes += extent;
-                }
+                if (src.external) t.weight_bytes += graph::view_reach(src.view);
         out.push_back(std::move(t));
     }
     return out;

@@ -1,5 +1,7 @@
 #include "graph/cpu_part_hoist.hpp"
 
+#include "graph/view_extent.hpp"
+
 #include <algorithm>
 #include <vector>
 
@@ -7,36 +9,26 @@ namespace dense::graph {
 
 namespace {
 
-struct Extent {
-    BufferId buffer;
-    uint64_t begin, end;
-};
-
-// The bytes a view may touch: from its offset to the farthest stride reach (weights, which live
-// outside the graph's buffers and are never written, are left out).
+// The extents of a node's graph-buffer views (weights, which live outside the graph's buffers and
+// are never written, are left out).
 std::vector<Extent> extents(const std::vector<ViewRef>& views) {
     std::vector<Extent> out;
-    for (const auto& v : views) {
-        if (v.external) continue;
-        uint64_t reach = 0;
-        for (int d = 0; d < 4; ++d)
-            reach = std::max(reach, static_cast<uint64_t>(v.view.ne[d]) * static_cast<uint64_t>(v.view.nb[d]));
-        out.push_back({v.buffer, v.offset, v.offset + reach});
-    }
+    for (const auto& v : views)
+        if (!v.external) out.push_back(extent_of(v));
     return out;
 }
 
-bool overlap(const std::vector<Extent>& a, const std::vector<Extent>& b) {
+bool any_overlap(const std::vector<Extent>& a, const std::vector<Extent>& b) {
     for (const auto& x : a)
         for (const auto& y : b)
-            if (x.buffer == y.buffer && x.begin < y.end && y.begin < x.end) return true;
+            if (overlap(x, y)) return true;
     return false;
 }
 
 bool independent(const Node& earlier, const Node& cpu) {
     const auto er = extents(earlier.src), ew = extents(earlier.dst);
     const auto cr = extents(cpu.src), cw = extents(cpu.dst);
-    return !overlap(ew, cr) && !overlap(ew, cw) && !overlap(er, cw);
+    return !any_overlap(ew, cr) && !any_overlap(ew, cw) && !any_overlap(er, cw);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "graph/gemv_lists.hpp"
 
 #include "core/error.hpp"
+#include "graph/view_extent.hpp"
 
 
 #include <algorithm>
@@ -32,21 +33,6 @@ bool candidate(const Node& n, Scope s) {
            n.src_views.size() == 2 && n.dst_views.size() == 1;
 }
 
-// Bytes [offset, offset + reach) a graph-buffer view may touch.
-struct Extent {
-    BufferId buffer;
-    uint64_t begin, end;
-};
-Extent extent(const ViewRef& v) {
-    uint64_t reach = 0;
-    for (int d = 0; d < 4; ++d)
-        reach = std::max(reach, static_cast<uint64_t>(v.view.ne[d]) * static_cast<uint64_t>(v.view.nb[d]));
-    return {v.buffer, v.offset, v.offset + reach};
-}
-bool overlap(const Extent& a, const Extent& b) {
-    return a.buffer == b.buffer && a.begin < b.end && b.begin < a.end;
-}
-
 // Whether `next` may join the list that starts with nodes[first .. last].
 bool joins(const std::vector<Node>& nodes, size_t first, size_t last, const Node& next, Scope s) {
     const Node& head = nodes[first];
@@ -58,10 +44,10 @@ bool joins(const std::vector<Node>& nodes, size_t first, size_t last, const Node
     if (nx.buffer != x.buffer || nx.offset != x.offset || std::memcmp(nx.view.ne, x.view.ne, sizeof x.view.ne) != 0 ||
         nx.view.type != x.view.type)
         return false;
-    const Extent y = extent(next.dst[0]);
-    if (overlap(y, extent(x))) return false;
+    const Extent y = extent_of(next.dst[0]);
+    if (overlap(y, extent_of(x))) return false;
     for (size_t i = first; i <= last; ++i)
-        if (overlap(y, extent(nodes[i].dst[0]))) return false;
+        if (overlap(y, extent_of(nodes[i].dst[0]))) return false;
     return true;
 }
 
