@@ -154,7 +154,8 @@ done
 # DENSE_BENCH_ARGS overrides the model bench flags (default "-p 512 -n 128 -d 0,8192,32768 -r 3");
 # DENSE_BENCH_AB=0 skips (c), DENSE_BENCH_AB_ENV=VAR=VALUE picks its switch; DENSE_PEER=0 skips (d); DENSE_PEER_ARGS replaces llama-bench's flags
 # (default: its script's own, pp512 + tg128, then tg64 at depth 8192 and 32768, 3 repetitions);
-# DENSE_BENCH_CPU_ROWS=0 skips (f);
+# DENSE_BENCH_CPU_ROWS=0 skips (f); DENSE_PREFILL_CHUNKS (default "1 4 8 32", empty = skip): pp512 per
+# batched-prefill chunk (c2);
 # DENSE_PROFILE_STEPS (default 16, 0 = off): the model bench also times that many decode steps node
 # by node (`bench --profile`: time per op kind and tensor role, GEMV GB/s) -- Nsight Systems cannot
 # make reports on the test machine (KINDS.md), so the profile is our own, with CUDA events.
@@ -219,6 +220,17 @@ if [ "${DENSE_BENCH:-1}" != 0 ]; then
         tail -20 "$logs/bench-27b-ab.log"; bench_rows+=("27b bench with $ab_env FAILED"); any_failed=1
       fi
     fi
+    # (c2) prompt processing per batched-prefill chunk (--prefill-chunk; 1 = token by token):
+    # DENSE_PREFILL_CHUNKS (default "1 4 8 32"; the run above used the default, 16; empty = skip),
+    # each a pp512 at depth 0, 3 repetitions.
+    for chunk in ${DENSE_PREFILL_CHUNKS-1 4 8 32}; do
+      if "$carry/bin/dense-rt" -m "$model" --prefill-chunk "$chunk" bench -p 512 -n 0 -d 0 -r 3 \
+          >"$logs/bench-27b-pp-chunk$chunk.md" 2>"$logs/bench-27b-pp-chunk$chunk.log"; then
+        while IFS= read -r row; do bench_rows+=("prefill chunk $chunk 27b $row"); done < <(grep '^| pp' "$logs/bench-27b-pp-chunk$chunk.md")
+      else
+        tail -20 "$logs/bench-27b-pp-chunk$chunk.log"; bench_rows+=("27b pp with --prefill-chunk $chunk FAILED"); any_failed=1
+      fi
+    done
     if [ "${DENSE_PEER:-1}" != 0 ] && [ -f "$root/.peer/llama.cpp-trim.tar.xz" ]; then
       section "peer: llama.cpp llama-bench on the same file"
       start=$(date +%s)

@@ -69,9 +69,11 @@ SynthFile synth_tiny(const std::string& mix) {
 
 std::unique_ptr<exec::Session> session_on(const Model& m, size_t device, bool device_graph = true,
                                           dense_type_id gemv_activation = DENSE_TYPE_NONE,
-                                          std::optional<plan::Placement> split = std::nullopt) {
+                                          std::optional<plan::Placement> split = std::nullopt,
+                                          int64_t prefill_chunk = -1) {
     exec::SessionOptions o;
     o.gemv_activation = gemv_activation;
+    o.prefill_chunk = prefill_chunk;
     o.n_ctx = 128;
     o.kv_type = DENSE_TYPE_F16;
     o.device = device;
@@ -469,6 +471,42 @@ TEST(GpuSession, GemvListsChangeNoResult) {
         ::setenv("DENSE_GEMV_LISTS", saved.c_str(), 1);
     else
         ::unsetenv("DENSE_GEMV_LISTS");
+}
+
+// Batched prefill (plan/prefill_graph.hpp): the CUDA pack's GEMM_Q gives every column bit for bit
+// its GEMV_Q, and the norms, SwiGLU and the gated norm compute each row as for one token, so a
+// prompt run 4 or 16 tokens per step must leave the same bits as token by token: the hidden state
+// after the prompt, the logits of the steps after it, and the recurrent state — over two prompts
+// (a second chat turn at a non-zero position), captured and node by node.
+TEST(GpuSession, BatchedPrefillLeavesTheSameBitsAsTokenByToken) {
+    REQUIRE_GPU(gpu);
+    for (const char* mix : {"seed-iq4", "q4_k"}) {
+        const SynthFile f = synth_tiny(mix);
+        for (const bool device_graph : {true, false}) {
+            SCOPED_TRACE(std::string(mix) + (device_graph ? ", captured" : ", node by node"));
+            auto one = session_on(*f.model, *gpu, device_graph, DENSE_TYPE_NONE, std::nullopt, 1);
+            const auto vocab = static_cast<int32_t>(one->n_vocab());
+            const std::vector<std::vector<int32_t>> turns = {random_prompt(37, vocab, 61), random_prompt(20, vocab, 62)};
+            for (const int64_t chunk : {4, 16}) {
+                auto batched = session_on(*f.model, *gpu, device_graph, DENSE_TYPE_NONE, std::nullopt, chunk);
+                ASSERT_EQ(batched->prefill_chunk(), chunk) << batched->prefill_note();
+                one->reset();
+                for (const auto& turn : turns) {
+                    const std::span<const int32_t> head(turn.data(), turn.size() - 1);
+                    one->prefill(head);
+                    batched->prefill(head);
+                    const auto h1 = one->hidden(), hb = batched->hidden();
+                    EXPECT_TRUE(std::equal(h1.begin(), h1.end(), hb.begin())) << "hidden state after the prompt";
+                    ASSERT_EQ(one->position(), batched->position());
+                    one->step(turn.back(), true);
+                    batched->step(turn.back(), true);
+                    const auto x = one->logits(), y = batched->logits();
+                    EXPECT_TRUE(std::equal(x.begin(), x.end(), y.begin())) << "logits after the prompt";
+                }
+                expect_bit_identical_steps(*one, *batched, random_prompt(4, vocab, 63));
+            }
+        }
+    }
 }
 
 // The layer observer joins each layer's CPU rows and syncs the stream at every layer end; that must

@@ -50,6 +50,7 @@ placement: gpu-only
 threads: 6
 keep_page_cache: true
 bus_read_share: 0.4
+prefill_chunk: 32
 packs: {paths: [p1, /abs/p2], prefer: [cuda-sm120], deny: [cpu-fast], force: cuda-sm90}
 sampling: {temperature: 0.5, top_k: 10, top_p: 0.9, min_p: 0.1, repeat_penalty: 1.1, repeat_last_n: 32,
            presence_penalty: 0.2, seed: 42, max_tokens: 99, stop: ["</s>", "\n\n"]}
@@ -63,6 +64,7 @@ chat: {system_prompt: "be brief", thinking: true}
     EXPECT_EQ(c.threads, 6);
     EXPECT_TRUE(c.keep_page_cache);
     EXPECT_DOUBLE_EQ(c.bus_read_share, 0.4);
+    EXPECT_EQ(c.prefill_chunk, 32);
     ASSERT_EQ(c.packs.paths.size(), 2u);
     EXPECT_EQ(c.packs.paths[0], std::filesystem::path("/tmp/cfg/p1"));
     EXPECT_EQ(c.packs.paths[1], std::filesystem::path("/abs/p2"));
@@ -101,6 +103,12 @@ TEST(RunConfig, WrongTypesAndValuesAreNamed) {
               std::string::npos);
     EXPECT_NE(config_error("model: m.gguf\nbus_read_share: 1.5\n").find("'bus_read_share' must be between 0 and 1"),
               std::string::npos);
+    EXPECT_NE(config_error("model: m.gguf\nprefill_chunk: 0\n").find("'prefill_chunk' must be 'auto' or 1..512"),
+              std::string::npos);
+    EXPECT_NE(config_error("model: m.gguf\nprefill_chunk: 513\n").find("'prefill_chunk' must be 'auto' or 1..512"),
+              std::string::npos);
+    EXPECT_NE(config_error("model: m.gguf\nprefill_chunk: many\n").find("prefill_chunk"), std::string::npos);
+    EXPECT_EQ(RunConfig::parse("model: m.gguf\nprefill_chunk: auto\n", "r.yaml").prefill_chunk, -1);
     EXPECT_NE(config_error("model: m.gguf\nsampling: 3\n").find("'sampling' must be a mapping"), std::string::npos);
     EXPECT_NE(config_error("context: 5\n").find("missing required key 'model'"), std::string::npos);
     EXPECT_NE(config_error("model: [a, b]\n").find("'model' must be a string"), std::string::npos);
@@ -111,6 +119,7 @@ TEST(RunConfig, DefaultsForABareModel) {
     EXPECT_EQ(c.model, std::filesystem::path("x.gguf"));
     EXPECT_EQ(c.context, 4096);
     EXPECT_EQ(c.kv_type, "f16");
+    EXPECT_EQ(c.prefill_chunk, -1);  // the device's default
     EXPECT_TRUE(c.source.empty());
 }
 

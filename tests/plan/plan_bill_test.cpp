@@ -3,6 +3,7 @@
 // a GPU session uploads (256-byte slots, MTP never, a tied head once), and the lines, allocations
 // and peak add up.
 #include "plan/plan_fixture.hpp"
+#include "plan/prefill_graph.hpp"
 #include "plan/session_bill.hpp"
 
 #include <gtest/gtest.h>
@@ -67,13 +68,24 @@ TEST(PlanBill, LinesAllocationsAndPeakAddUp) {
     EXPECT_EQ(sum_lines(bill), bill.peak());
     EXPECT_EQ(bill.peak(), bill.allocated() + bill.reserve);
     EXPECT_EQ(bill.reserve, plan::kCudaSafetyReserve);
-    ASSERT_EQ(bill.allocations.size(), 2u);  // no op workspace without a pack
+    // No op workspace without a pack; a GPU prefills 16 tokens per step by default, so its buffers
+    // are billed (plan/prefill_graph.hpp).
+    ASSERT_EQ(bill.allocations.size(), 3u);
     EXPECT_EQ(bill.allocations[0].label, plan::kWeightsLabel);
     EXPECT_EQ(bill.allocations[0].bytes, bill.weight_bytes);
     EXPECT_EQ(bill.allocations[1].label, "graph buffers");
-    // Every buffer item lives in the graph-buffer arena.
-    EXPECT_EQ(bill.allocations[1].bytes, bill.bytes_of(Item::KvCache) + bill.bytes_of(Item::RecurrentState) +
-                                             bill.bytes_of(Item::Activations) + bill.bytes_of(Item::Staging));
+    EXPECT_EQ(bill.allocations[2].label, plan::kPrefillBuffersLabel);
+    EXPECT_GT(bill.allocations[2].bytes, 0u);
+    // Every buffer item lives in the graph-buffer arena, but the prefill scratch (an activation line
+    // of its own allocation).
+    EXPECT_EQ(bill.allocations[1].bytes + bill.allocations[2].bytes,
+              bill.bytes_of(Item::KvCache) + bill.bytes_of(Item::RecurrentState) + bill.bytes_of(Item::Activations) +
+                  bill.bytes_of(Item::Staging));
+    auto token_by_token = absent_gpu(777);
+    token_by_token.prefill_chunk = 1;
+    const auto plain = plan::make_plan(tiny().bound, qwen35_spec(), nullptr, token_by_token);
+    EXPECT_EQ(plain.allocations.size(), 2u);
+    EXPECT_EQ(bill.peak() - plain.peak(), bill.allocations[2].bytes);
     for (const auto& a : bill.allocations) EXPECT_EQ(a.bytes % 256, 0u) << a.label;
 }
 

@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "packs/cpu_gemv_speed.hpp"
 #include "plan/plan_fixture.hpp"
+#include "plan/prefill_graph.hpp"
 #include "plan/plan_verdict.hpp"
 #include "plan/bus_staging.hpp"
 #include "plan/plan_report.hpp"
@@ -366,7 +367,12 @@ TEST(RowSplitBill, GpuHoldsPrefixRowsAndCpuBytesAreBilled) {
     EXPECT_LE(std::llabs(static_cast<int64_t>(split.weight_bytes + rs.cpu_bytes) -
                          static_cast<int64_t>(whole.weight_bytes)),
               256 * n_tensors);
-    EXPECT_EQ(whole.peak() - split.peak(), whole.weight_bytes - split.weight_bytes);  // nothing else changes
+    // Nothing else changes, but that a split session prefills token by token: no prefill buffers.
+    const auto prefill = whole.bytes_by_label();
+    ASSERT_EQ(prefill.count(plan::kPrefillBuffersLabel), 1u);
+    EXPECT_EQ(split.bytes_by_label().count(plan::kPrefillBuffersLabel), 0u);
+    EXPECT_EQ(whole.peak() - split.peak(),
+              whole.weight_bytes - split.weight_bytes + prefill.at(plan::kPrefillBuffersLabel));
     EXPECT_EQ(split.peak(), split.allocated() + split.reserve);
 
     // A broken placement is refused before anything is billed.

@@ -27,7 +27,8 @@ std::string mib(uint64_t b) { return fmt("%.0f", static_cast<double>(b) / (1024.
 std::string to_markdown(const BenchReport& r) {
     std::ostringstream o;
     o << "dense-rt " << r.version << " | " << r.model << " | " << r.device << " | pack " << r.pack << " | KV "
-      << r.kv_type << "\n";
+      << r.kv_type << " | prompt " << (r.prefill_chunk > 1 ? std::to_string(r.prefill_chunk) + " tokens per step" : "token by token")
+      << "\n";
     if (r.ceiling)
         o << "bandwidth ceiling (same run, " << mib(r.ceiling->buffer_bytes) << " MiB buffers): copy "
           << rate(r.ceiling->copy_gbs) << " GB/s (read+write), pure read " << rate(r.ceiling->read_gbs)
@@ -91,6 +92,7 @@ std::string to_json(const BenchReport& r) {
     j["device"] = r.device;
     j["pack"] = r.pack;
     j["kv_type"] = r.kv_type;
+    j["prefill_chunk"] = r.prefill_chunk;
     j["weight_bytes_per_token"] = r.weight_bytes_per_token;
     j["session_bytes"] = r.session_bytes;
     j["load_seconds"] = r.load_seconds;

@@ -19,6 +19,7 @@ struct BenchReport {
     std::string device;                   // "cuda:0 (NVIDIA H200)"
     std::string pack;                     // the pack that runs the main device
     std::string kv_type;                  // "f16"
+    int64_t prefill_chunk = 1;            // prompt tokens per batched step (1: token by token)
     uint64_t weight_bytes_per_token = 0;  // weights a generated token reads (LM head included)
     uint64_t session_bytes = 0;           // device memory the session holds (weights, KV, state, buffers)
     double load_seconds = 0;

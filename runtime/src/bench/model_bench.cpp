@@ -45,8 +45,13 @@ std::vector<ModelBenchRow> bench_model(exec::Session& session, const ModelBenchO
             if (o.prompt_tokens > 0) {
                 session.reset();
                 session.skip_positions_for_bench(depth);
+                std::vector<int32_t> prompt(static_cast<size_t>(o.prompt_tokens));
+                for (int i = 0; i < o.prompt_tokens; ++i) prompt[static_cast<size_t>(i)] = prompt_token(i, session.n_vocab());
                 const auto t = Clock::now();
-                for (int i = 0; i < o.prompt_tokens; ++i) session.step(prompt_token(i, session.n_vocab()), i + 1 == o.prompt_tokens);
+                // As a run feeds a prompt: all but the last token state-only (batched where the
+                // session can), the last with logits.
+                session.prefill(std::span<const int32_t>(prompt.data(), prompt.size() - 1));
+                session.step(prompt.back(), true);
                 (void)session.logits();
                 const double s = seconds_since(t);
                 if (r >= 0) {

@@ -186,6 +186,7 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
         so.threads = static_cast<int32_t>(config->threads);
         so.keep_page_cache = config->keep_page_cache;
         so.bus_read_share = config->bus_read_share;
+        so.prefill_chunk = config->prefill_chunk;
         so.device = device;
         so.row_split = place_in_vram(*model, packs, so, *config);  // the bill before any allocation
         const auto free_before = device_free_bytes(packs, device);
@@ -194,6 +195,7 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
         report.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         report.model = config->model.filename().string();
         report.kv_type = config->kv_type;
+        report.prefill_chunk = session.prefill_chunk();
         report.weight_bytes_per_token = weight_bytes_per_token(model->bound);
         report.session_bytes = session.memory_bytes();
         report.upload_seconds = session.weights().upload_seconds();

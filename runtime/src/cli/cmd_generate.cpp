@@ -46,7 +46,12 @@ struct Runner {
     // Feeds ids at the next positions; logits only for the last one (or all with all_logits).
     void prefill(const std::vector<int32_t>& ids, bool all_logits) {
         const auto t = Clock::now();
-        for (size_t i = 0; i < ids.size(); ++i) {
+        size_t i = 0;
+        if (!all_logits && ids.size() > 1) {  // all but the last token state-only, batched where it can
+            session->prefill(std::span<const int32_t>(ids.data(), ids.size() - 1));
+            i = ids.size() - 1;
+        }
+        for (; i < ids.size(); ++i) {
             const bool want = all_logits || i + 1 == ids.size();
             session->step(ids[i], want);
             if (want) logits->add(session->position() - 1, session->logits());
@@ -123,6 +128,7 @@ std::unique_ptr<Runner> start(const model::RunConfig& config, const GenerateFlag
     so.threads = static_cast<int32_t>(config.threads);
     so.keep_page_cache = config.keep_page_cache;
     so.bus_read_share = config.bus_read_share;
+    so.prefill_chunk = config.prefill_chunk;
     // The main device (the best GPU with a usable pack) unless the config asks for the CPU. A GPU
     // pack that lacks an op this model needs is reported, and the run falls back to the CPU reference.
     so.device = config.placement == model::Placement::Cpu ? 0 : r->packs->main_device_index();

@@ -33,6 +33,7 @@ int cmd_plan(model::RunConfig config, const PlanFlags& flags, const packs::PackP
     request.n_ctx = config.context;
     request.kv_type = config.kv_type == "f32" ? DENSE_TYPE_F32 : DENSE_TYPE_F16;
     request.bus_read_share = config.bus_read_share;
+    request.prefill_chunk = config.prefill_chunk;
     request.target = plan::choose_target(packs, config.placement);
     const auto budget = plan::choose_budget(request.target, config.vram_budget, config.vram_budget_source);
     const plan::PlanReport report = plan::plan_and_judge(model->bound, model->spec, &packs, request, budget, true,

@@ -24,6 +24,7 @@ model::RunConfig load_run_config(const CommonFlags& flags) {
         c.vram_budget_source = "--vram-budget";
     }
     if (flags.bus_read_share >= 0) c.bus_read_share = flags.bus_read_share;  // CLI11 checked 0..1
+    if (flags.prefill_chunk > 0) c.prefill_chunk = flags.prefill_chunk;      // CLI11 checked the range
     return c;
 }
 

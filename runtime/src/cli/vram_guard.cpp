@@ -31,6 +31,7 @@ std::optional<plan::Placement> place_in_vram(const LoadedModel& model, const pac
     request.kv_type = options.kv_type;
     request.gemv_activation = options.gemv_activation;
     request.bus_read_share = options.bus_read_share;
+    request.prefill_chunk = options.prefill_chunk;
     request.target = target;
     const plan::PlanReport report =
         plan::plan_and_judge(model.bound, model.spec, &packs, request, budget, false, config.model.filename().string());

@@ -10,12 +10,14 @@
 #include "plan/bus_staging.hpp"
 #include "plan/graph_options.hpp"
 #include "plan/op_workspace.hpp"
+#include "plan/prefill_graph.hpp"
 #include "plan/session_bill.hpp"
 #include "plan/weight_arena.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <set>
+#include <spdlog/spdlog.h>
 
 namespace dense::exec {
 
@@ -110,14 +112,27 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     for (size_t i = 0; i + 1 < base.size(); ++i)
         if (graph_[0].buffers[i].kind == graph::BufferKind::StateBankA) std::swap(base[i], base[i + 1]);
     graph_[1].resolve(base);
+    hidden_source_ = buffers_[graph_[0].hidden];
+
+    // The batched prefill step, where the session can batch and the packs have its ops (GEMM_Q):
+    // built by the plan's rule (plan/prefill_graph.hpp), so the plan bills the same buffers.
+    prefill_chunk_ = plan::prefill_chunk_for(options.prefill_chunk, device.kind(), split != nullptr, &prefill_note_);
+    build_batched_step(model, packs, options.device,
+                       plan::batched_graph(model, spec, go, prefill_chunk_, &packs, options.device, &prefill_note_),
+                       buffers_);
+    if (prefill_chunk_ == 1 && !prefill_note_.empty())
+        spdlog::info("prompts run token by token: {}", prefill_note_);
 
     // One workspace, sized for the hungriest node, shared by all (nodes run one after another).
-    const uint64_t workspace = plan::op_workspace_bytes(graph_[0]);
+    const bool batched = prefill_chunk_ > 1;
+    const uint64_t workspace =
+        std::max(plan::op_workspace_bytes(graph_[0]), batched ? plan::op_workspace_bytes(batched_[0]) : 0);
     void* ws = workspace ? memory_->alloc(workspace, plan::kWorkspaceLabel) : nullptr;
-    for (int p = 0; p < 2; ++p) {
-        for (size_t i = 0; i < graph_[p].nodes.size(); ++i) {
-            auto& n = graph_[p].nodes[i];
-            n.op = graph_[0].nodes[i].op;
+    for (graph::Graph* g : {&graph_[0], &graph_[1], &batched_[0], &batched_[1]}) {
+        for (size_t i = 0; i < g->nodes.size(); ++i) {
+            auto& n = g->nodes[i];
+            if (g == &graph_[1]) n.op = graph_[0].nodes[i].op;
+            if (g == &batched_[1]) n.op = batched_[0].nodes[i].op;
             n.call.stream = memory_->stream();
             n.call.workspace = ws;
             n.call.workspace_bytes = workspace;
@@ -143,7 +158,7 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     // What was allocated must be the plan's bill of this session, label by label: budgets are
     // checked against plans made before a session exists, so a drift would make them all wrong.
     bill_ = plan::bill_session(model, graph_[0], device.kind(), options.kv_type, workspace, memory_->label(), placed,
-                               bus_staging);
+                               bus_staging, batched ? &batched_[0] : nullptr);
     const auto planned = bill_.bytes_by_label();
     const auto& allocated = memory_->allocated_by_label();
     if (planned != allocated) {
@@ -161,6 +176,102 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
                         std::to_string(of(allocated, label)) + ";";
         throw Error(ErrorKind::Internal, "the session's allocations differ from its VRAM plan:" + diff);
     }
+}
+
+// The batched graph's own buffers live in the "prefill buffers" arena; its KV caches and state banks
+// are the token step's buffers of the same name (the same memory, so both steps carry one state).
+void Session::build_batched_step(const model::BoundModel& model, const packs::PackManager& packs, size_t device,
+                                 std::optional<graph::Graph> batched, const std::vector<void*>& token_step_base) {
+    if (!batched) {
+        prefill_chunk_ = 1;
+        return;
+    }
+    graph::Graph& g = *batched;
+    std::map<std::string, void*> shared;
+    for (size_t i = 0; i < graph_[0].buffers.size(); ++i)
+        if (plan::shared_with_token_step(graph_[0].buffers[i].kind)) shared[graph_[0].buffers[i].name] = token_step_base[i];
+    const plan::BufferArena arena = plan::prefill_arena(g, model);
+    auto* arena_base = static_cast<std::byte*>(memory_->alloc(arena.bytes, plan::kPrefillBuffersLabel));
+    batched_buffers_.assign(g.buffers.size(), nullptr);
+    for (const auto& slot : arena.slots) {
+        const graph::Buffer& b = g.buffers[slot.buffer];
+        if (!plan::shared_with_token_step(b.kind)) {
+            batched_buffers_[slot.buffer] = arena_base + slot.offset;
+            continue;
+        }
+        auto it = shared.find(b.name);
+        if (it == shared.end())
+            throw Error(ErrorKind::Internal, "the batched prefill graph's buffer '" + b.name + "' is not the token step's");
+        batched_buffers_[slot.buffer] = it->second;
+    }
+    const auto& in = g.inputs;
+    const auto words = static_cast<size_t>(g.tokens);
+    batched_inputs_ = static_cast<int32_t*>(batched_buffers_[in.token]);
+    if (batched_buffers_[in.position] != batched_inputs_ + words || batched_buffers_[in.n_kv] != batched_inputs_ + 2 * words ||
+        batched_buffers_[in.status] != batched_inputs_ + 3 * words)
+        throw Error(ErrorKind::Internal, "batched step inputs are not packed");
+    std::vector<void*> base = batched_buffers_;
+    g.resolve(base);
+    graph::select_ops(g, packs, device);
+    batched_[0] = std::move(g);
+    batched_[1] = batched_[0];
+    for (size_t i = 0; i + 1 < base.size(); ++i)
+        if (batched_[0].buffers[i].kind == graph::BufferKind::StateBankA) std::swap(base[i], base[i + 1]);
+    batched_[1].resolve(base);
+    batched_io_host_ = static_cast<int32_t*>(memory_->alloc_host((3 * words + 1) * sizeof(int32_t)));
+}
+
+void Session::prefill(std::span<const int32_t> tokens) {
+    const graph::Graph& g = graph_[0];
+    for (size_t i = 0; i < tokens.size(); ++i)
+        if (tokens[i] < 0 || tokens[i] >= g.n_vocab)
+            throw Error(ErrorKind::Usage, "prompt token " + std::to_string(i) + ": id " + std::to_string(tokens[i]) +
+                                              " is out of range [0, " + std::to_string(g.n_vocab) + ")");
+    if (position_ + static_cast<int64_t>(tokens.size()) > g.n_ctx)
+        throw Error(ErrorKind::Usage, std::to_string(tokens.size()) + " prompt tokens at position " +
+                                          std::to_string(position_) + " do not fit the context of " +
+                                          std::to_string(g.n_ctx) + " tokens (raise `context` in the run config)");
+    size_t i = 0;
+    const auto chunk = static_cast<size_t>(prefill_chunk_);
+    if (chunk > 1 && !observer_)  // the layer observer sees every token: token by token then
+        for (; tokens.size() - i >= chunk; i += chunk) run_batch(tokens.subspan(i, chunk));
+    for (; i < tokens.size(); ++i) step(tokens[i], false);
+}
+
+void Session::run_batch(std::span<const int32_t> tokens) {
+    const graph::Graph& g = batched_[parity_];
+    const auto t_count = static_cast<size_t>(g.tokens);
+    int32_t* io = batched_io_host_;
+    for (size_t t = 0; t < t_count; ++t) {
+        io[t] = tokens[t];
+        io[t_count + t] = static_cast<int32_t>(position_ + static_cast<int64_t>(t));
+        io[2 * t_count + t] = static_cast<int32_t>(position_ + static_cast<int64_t>(t) + 1);
+    }
+    io[3 * t_count] = 0;
+    logits_valid_ = false;
+    hidden_fresh_ = false;
+    try {
+        memory_->to_device(batched_inputs_, io, (3 * t_count + 1) * sizeof(int32_t));
+        run_step(g, false, batched_graph_[parity_]);
+        memory_->to_host(io + 3 * t_count, batched_inputs_ + 3 * t_count, 4);
+        memory_->sync();
+    } catch (...) {
+        try {
+            memory_->sync();
+        } catch (...) {
+        }
+        throw;
+    }
+    if (io[3 * t_count] != 0)
+        throw Error(ErrorKind::Numeric, "prompt tokens at positions " + std::to_string(position_) + ".." +
+                                            std::to_string(position_ + static_cast<int64_t>(t_count) - 1) +
+                                            " produced NaN or Inf; they were not committed and the session state is "
+                                            "that of position " + std::to_string(position_));
+    parity_ ^= 1;
+    position_ += static_cast<int64_t>(t_count);
+    steps_ += t_count;
+    hidden_source_ = static_cast<const std::byte*>(batched_buffers_[g.hidden]) +
+                     (t_count - 1) * static_cast<size_t>(g.n_embd) * sizeof(float);
 }
 
 Session::~Session() {
@@ -192,8 +303,10 @@ HostSplitStats Session::host_split_stats() const {
 
 void Session::run_nodes(const graph::Graph& g, bool want_logits, void* marks) {
     size_t next_layer_end = 0;
-    HostNodes* host = host_nodes_[&g == &graph_[0] ? 0 : 1].get();
-    BusCopies* bus = bus_copies_[&g == &graph_[0] ? 0 : 1].get();
+    // Only the token step has CPU parts and bus copies (a session with them never batches).
+    const bool token_step = &g == &graph_[0] || &g == &graph_[1];
+    HostNodes* host = token_step ? host_nodes_[&g == &graph_[0] ? 0 : 1].get() : nullptr;
+    BusCopies* bus = token_step ? bus_copies_[&g == &graph_[0] ? 0 : 1].get() : nullptr;
     if (host != nullptr) host->begin_step();
     if (bus != nullptr) bus->begin_step(want_logits);
     if (marks != nullptr) memory_->record_mark(marks, 0);
@@ -233,12 +346,11 @@ void Session::run_nodes(const graph::Graph& g, bool want_logits, void* marks) {
 
 // The captured graph reads token, position and n_kv from step_inputs_ on the device, so one capture
 // per (parity, want_logits) serves every later token.
-void Session::run_step(const graph::Graph& g, bool want_logits) {
+void Session::run_step(const graph::Graph& g, bool want_logits, void*& graph) {
     if (!device_graph_ || observer_) {
         run_nodes(g, want_logits);
         return;
     }
-    void*& graph = step_graph_[parity_][want_logits ? 1 : 0];
     if (graph == nullptr) {
         memory_->begin_capture();
         try {
@@ -308,7 +420,7 @@ void Session::step_with(int32_t token, bool want_logits, void* marks) {
         if (marks != nullptr)
             run_nodes(g, want_logits, marks);
         else
-            run_step(g, want_logits);
+            run_step(g, want_logits, step_graph_[parity_][want_logits ? 1 : 0]);
         memory_->to_host(io + 3, step_inputs_ + 3, 4);
         if (want_logits) memory_->to_host(logits_host_.data(), buffers_[g.logits], logits_host_.size() * 4);
         memory_->sync();
@@ -332,6 +444,7 @@ void Session::step_with(int32_t token, bool want_logits, void* marks) {
     ++position_;
     ++steps_;
     logits_valid_ = want_logits;
+    hidden_source_ = buffers_[g.hidden];
 }
 
 std::span<const float> Session::logits() const {
@@ -341,7 +454,7 @@ std::span<const float> Session::logits() const {
 
 std::span<const float> Session::hidden() const {
     if (!hidden_fresh_) {
-        memory_->to_host(hidden_host_.data(), buffers_[graph_[0].hidden], hidden_host_.size() * 4);
+        memory_->to_host(hidden_host_.data(), hidden_source_, hidden_host_.size() * 4);
         memory_->sync();
         hidden_fresh_ = true;
     }

@@ -59,6 +59,11 @@ struct SessionOptions {
     // device memory. 0: the CPU reads every row that is not in VRAM. (On a CPU session the "copy"
     // is a memcpy: useful to tests only.)
     double bus_read_share = 0.0;
+    // Tokens per batched prefill step (plan/prefill_graph.hpp; < 0: the device's default, 16 on a
+    // GPU, 1 on the CPU; 0 or 1: token by token). prefill() runs whole chunks of a prompt as one
+    // state-only step each, which reads every weight once per chunk. Sessions with a row split
+    // prefill token by token.
+    int64_t prefill_chunk = -1;
 };
 
 // One node's share of a profiled step (Session::profile_step).
@@ -86,6 +91,15 @@ public:
     // head). Throws dense::Error: Usage for a bad token id or a full context, Numeric for NaN/Inf,
     // Pack/Device for an op or device failure; in every case the session's state is unchanged.
     void step(int32_t token, bool want_logits);
+    // Runs `tokens` state-only at the next positions (a prompt but its last token, which a step with
+    // logits runs): whole chunks of prefill_chunk() tokens as one batched step each, the rest token
+    // by token. Every id is checked and the context is checked to hold them all before anything
+    // runs (Usage errors). Each chunk commits like a step; on an error the session is left at the
+    // last committed chunk, which position() tells.
+    void prefill(std::span<const int32_t> tokens);
+    // Tokens per batched prefill step (1: token by token) and, when 1 although more was asked, why.
+    int64_t prefill_chunk() const noexcept { return prefill_chunk_; }
+    const std::string& prefill_note() const noexcept { return prefill_note_; }
     // The same step, run node by node (never the captured graph) with a timing mark after every
     // node: where a step's time goes. Slower than step() (no graph, marks between kernels, so no
     // overlap of one kernel's tail with the next one's start); commits exactly like step(). Throws
@@ -125,8 +139,12 @@ public:
 
 private:
     void step_with(int32_t token, bool want_logits, void* marks);
+    void run_batch(std::span<const int32_t> tokens);  // one batched prefill step of prefill_chunk_ tokens
     void run_nodes(const graph::Graph& g, bool want_logits, void* marks = nullptr);
-    void run_step(const graph::Graph& g, bool want_logits);  // replayed graph or node by node
+    // Replays `g`'s captured device graph (captured into `captured` on first use) or runs it node by node.
+    void run_step(const graph::Graph& g, bool want_logits, void*& captured);
+    void build_batched_step(const model::BoundModel& model, const packs::PackManager& packs, size_t device,
+                            std::optional<graph::Graph> batched, const std::vector<void*>& token_step_base);
 
     std::unique_ptr<DeviceMemory> memory_;
     std::unique_ptr<WeightStore> weights_;
@@ -140,6 +158,16 @@ private:
     int parity_ = 0;
     bool device_graph_ = false;
     void* step_graph_[2][2] = {};  // [parity][want_logits], captured on first use
+    // Batched prefill (plan/prefill_graph.hpp): the graph per parity, its step inputs (T tokens, T
+    // positions, T n_kv, status: adjacent) and their host side, its captured device graphs.
+    int64_t prefill_chunk_ = 1;
+    std::string prefill_note_;
+    graph::Graph batched_[2];
+    std::vector<void*> batched_buffers_;
+    int32_t* batched_inputs_ = nullptr;
+    int32_t* batched_io_host_ = nullptr;
+    void* batched_graph_[2] = {};
+    const void* hidden_source_ = nullptr;  // where hidden() reads the last token's residual stream
     int64_t position_ = 0;
     uint64_t steps_ = 0;
     bool logits_valid_ = false;

@@ -75,7 +75,8 @@ struct Node {
     dense_op_call call{};
 };
 
-// Named step inputs the executor writes before each step (I32 {1} each).
+// Named step inputs the executor writes before each step: token, position and n_kv are I32 {T}
+// (one word per token of the step, GraphOptions::tokens), status is I32 {1}.
 struct StepInputs {
     BufferId token = 0;
     BufferId position = 0;
@@ -88,7 +89,8 @@ struct Graph {
     std::vector<Node> nodes;
     StepInputs inputs;
     BufferId hidden = 0;        // the residual stream h {n_embd}
-    BufferId logits = 0;        // {n_vocab}
+    BufferId logits = 0;        // {n_vocab}; none in a batched (state-only) graph
+    int64_t tokens = 1;         // tokens per run (GraphOptions::tokens)
     int64_t n_embd = 0;
     int64_t n_vocab = 0;
     int64_t n_ctx = 0;

@@ -26,6 +26,8 @@ Graph build_graph(const model::BoundModel& model, const model::ModelSpec& spec, 
     if (options.kv_type != DENSE_TYPE_F16 && options.kv_type != DENSE_TYPE_F32)
         throw Error(ErrorKind::Config, "KV cache type must be f16 or f32");
     if (options.n_ctx < 1) throw Error(ErrorKind::Config, "context must be at least 1 token");
+    if (options.tokens < 1) throw Error(ErrorKind::Internal, "graph: a step of " + std::to_string(options.tokens) + " tokens");
+    const bool batched = options.tokens > 1;  // a state-only prefill step: no head
     Lowering low(model, options);
 
     const auto& head = spec.recipes.at("head");
@@ -41,8 +43,10 @@ Graph build_graph(const model::BoundModel& model, const model::ModelSpec& spec, 
         low.end_layer();
     }
     low.check_finite("h", Phase::Always);
-    for (size_t i = head_split; i < head.size(); ++i) low.lower(head[i], nullptr, Phase::LogitsOnly);
-    low.check_finite("logits", Phase::LogitsOnly);
+    if (!batched) {
+        for (size_t i = head_split; i < head.size(); ++i) low.lower(head[i], nullptr, Phase::LogitsOnly);
+        low.check_finite("logits", Phase::LogitsOnly);
+    }
     Graph g = low.finish();
     hoist_cpu_parts(g);
     return g;

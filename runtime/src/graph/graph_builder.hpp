@@ -18,6 +18,14 @@ namespace dense::graph {
 
 struct GraphOptions {
     int64_t n_ctx = 4096;                     // KV cache slots per full-attention layer
+    // Tokens one run of the graph takes (batched prefill, exec/session.hpp). 1: the token step, with
+    // the LM head. T > 1: a state-only step over T consecutive prompt tokens (no head, no logits):
+    // every activation holds T columns; norms, SwiGLU and the gated norm run once over all of them,
+    // each GEMV is one GEMM_Q (dense_abi.h) that reads its weight once for the T tokens, and the ops
+    // that depend on the position or carry state (embedding, convolution, gates, delta rule, RoPE, KV
+    // store, attention) run once per token in order, so token t sees the state token t-1 left. The
+    // step inputs hold T tokens, T positions and T n_kv words. Needs no row split and no bus rows.
+    int64_t tokens = 1;
     dense_type_id kv_type = DENSE_TYPE_F16;   // F16 or F32
     dense_device_kind device_kind = DENSE_DEVICE_CPU;  // where the nodes will run
     // Where a weight's bytes are read from (the mapping, or an uploaded copy). Empty: the mapping.

@@ -44,11 +44,14 @@ std::string step_where(const model::RecipeStep& step, const std::string& prefix)
 
 }  // namespace
 
-Lowering::Lowering(const model::BoundModel& model, const GraphOptions& options) : model_(model), options_(options) {
-    graph_.inputs.token = new_buffer("in:token", BufferKind::StepInput, 4);
-    graph_.inputs.position = new_buffer("in:position", BufferKind::StepInput, 4);
-    graph_.inputs.n_kv = new_buffer("in:n_kv", BufferKind::StepInput, 4);
+Lowering::Lowering(const model::BoundModel& model, const GraphOptions& options)
+    : model_(model), options_(options), tokens_(options.tokens) {
+    const auto words = static_cast<uint64_t>(tokens_) * 4;
+    graph_.inputs.token = new_buffer("in:token", BufferKind::StepInput, words);
+    graph_.inputs.position = new_buffer("in:position", BufferKind::StepInput, words);
+    graph_.inputs.n_kv = new_buffer("in:n_kv", BufferKind::StepInput, words);
     graph_.inputs.status = new_buffer("in:status", BufferKind::StepInput, 4);
+    graph_.tokens = tokens_;
     graph_.n_embd = hp("n_embd");
     graph_.n_vocab = hp("n_vocab");
     graph_.n_ctx = options.n_ctx;
@@ -86,14 +89,16 @@ void Lowering::end_layer() { graph_.layer_end.push_back(graph_.nodes.size() - 1)
 void Lowering::check_finite(const std::string& activation, Phase phase) {
     const BufferId b = use(activation, "status check");
     emit("check_finite(" + activation + ")", DENSE_OP_CHECK_FINITE, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
-         {f32(b, elements_of(activation))}, {i32(graph_.inputs.status)}, {}, phase);
+         {f32(b, elements_of(activation) * tokens_)}, {i32(graph_.inputs.status)}, {}, phase);
 }
 
 Graph Lowering::finish() {
     for (const auto& [b, n] : elements_) graph_.buffers[b].bytes = static_cast<uint64_t>(n) * 4;
     graph_.hidden = use("h", "graph output");
-    graph_.logits = use("logits", "graph output");
-    graph_.buffers[graph_.logits].kind = BufferKind::Output;
+    if (tokens_ == 1) {  // a batched graph is state-only: no head, no logits
+        graph_.logits = use("logits", "graph output");
+        graph_.buffers[graph_.logits].kind = BufferKind::Output;
+    }
     return std::move(graph_);
 }
 
@@ -114,7 +119,7 @@ BufferId Lowering::define(const std::string& name, int64_t elements) {
         names_[name] = b;
     }
     auto& n = elements_[b];
-    n = std::max(n, elements);
+    n = std::max(n, elements * tokens_);  // T columns of `elements` (current_len_ is per token)
     current_len_[name] = elements;
     wrote(b);
     return b;
@@ -148,9 +153,10 @@ ViewRef Lowering::f32(BufferId b, int64_t ne0, int64_t ne1, int64_t offset, int6
     return r;
 }
 
-ViewRef Lowering::i32(BufferId b) const {
+ViewRef Lowering::i32(BufferId b, int64_t element) const {
     ViewRef r;
     r.buffer = b;
+    r.offset = static_cast<uint64_t>(element) * 4;
     r.view.type = DENSE_TYPE_I32;
     r.view.device_kind = options_.device_kind;
     for (int i = 0; i < 4; ++i) {
@@ -190,13 +196,16 @@ std::pair<BufferId, BufferId> Lowering::state_banks(const std::string& state, in
     return {a, b};
 }
 
-ViewRef Lowering::quantized_input(const std::string& name, int64_t n, dense_type_id act, Phase phase) {
+// `n` elements per token; the quantized copy holds all T columns as one vector (GEMM_Q's layout).
+ViewRef Lowering::quantized_input(const std::string& name, int64_t n_per_token, dense_type_id act, Phase phase) {
     const BufferId x = use(name, "gemv input");
+    const int64_t n = n_per_token * tokens_;
     if (act == DENSE_TYPE_F32) return f32(x, n);
     const TypeInfo& t = type_info(act);
     const auto bytes = TypeTable::row_bytes(t, n);
-    if (!bytes) throw Error(ErrorKind::Model, "activation '" + name + "' of " + std::to_string(n) +
-                                                  " elements is not a multiple of the " + t.name + " block");
+    if (!bytes || !TypeTable::row_bytes(t, n_per_token))  // no block may span two tokens' columns
+        throw Error(ErrorKind::Model, "activation '" + name + "' of " + std::to_string(n_per_token) +
+                                          " elements is not a multiple of the " + t.name + " block");
     auto make_view = [&](BufferId q) {
         ViewRef r;
         r.buffer = q;
@@ -299,9 +308,11 @@ std::string tensor_name(const gguf::TensorInfo* t) { return t ? std::string(t->n
 
 void Lowering::embed_row(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {
     const ViewRef w = weight(layer, s.weights.at(0), s);
-    const BufferId h = define(s.outputs.at(0), w.view.ne[0]);
-    emit("embed_row(" + s.weights[0] + ")", DENSE_OP_EMBED_ROW, w.view.type, DENSE_TYPE_NONE,
-         {w, i32(graph_.inputs.token)}, {f32(h, w.view.ne[0])}, {}, phase);
+    const int64_t d = w.view.ne[0];
+    const BufferId h = define(s.outputs.at(0), d);
+    for (int64_t t = 0; t < tokens_; ++t)
+        emit("embed_row(" + s.weights[0] + ")" + column(t), DENSE_OP_EMBED_ROW, w.view.type, DENSE_TYPE_NONE,
+             {w, i32(graph_.inputs.token, t)}, {f32(h, d, 1, t * d)}, {}, phase);
 }
 
 void Lowering::rms_norm(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {
@@ -314,7 +325,8 @@ void Lowering::rms_norm(const model::RecipeStep& s, const model::BoundLayer* lay
     const BufferId y = s.outputs.at(0) == in ? x : define(s.outputs.at(0), n);
     if (y == x) current_len_[in] = n;
     emit(prefix(layer) + " rms_norm(" + s.weights[0] + ")", DENSE_OP_RMS_NORM, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
-         {f32(x, n), w}, {f32(y, n)}, params_bytes(dense_norm_params{{}, hpf("rms_eps"), 0}), phase);
+         {f32(x, n, tokens_), w}, {f32(y, n, tokens_)}, params_bytes(dense_norm_params{{}, hpf("rms_eps"), 0}),
+         phase);
 }
 
 // Per-head RMSNorm of the query heads (inside the interleaved query+gate projection: each head's
@@ -334,7 +346,7 @@ void Lowering::rms_norm_heads(const model::RecipeStep& s, const model::BoundLaye
         const BufferId x = use(s.inputs[i], step_where(s, prefix(layer)));
         const BufferId y = define(s.outputs[i], d * heads[i]);
         emit(prefix(layer) + " rms_norm_heads(" + s.weights[i] + ")", DENSE_OP_RMS_NORM, DENSE_TYPE_NONE,
-             DENSE_TYPE_NONE, {f32(x, d, heads[i], 0, slice), w}, {f32(y, d, heads[i])},
+             DENSE_TYPE_NONE, {f32(x, d, heads[i] * tokens_, 0, slice), w}, {f32(y, d, heads[i] * tokens_)},
              params_bytes(dense_norm_params{{}, hpf("rms_eps"), 0}), phase);
     }
 }
@@ -376,6 +388,12 @@ void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, co
     const int64_t rows = w.view.ne[1];
     const auto params = [&] { return accumulate ? params_bytes(dense_gemv_params{{}, 1, 0}) : std::vector<std::byte>{}; };
     const int64_t keep = options_.device_rows && t != nullptr ? options_.device_rows(t) : rows;
+    if (tokens_ > 1) {  // one GEMM_Q reads the weight once for all T columns
+        if (keep < rows || (options_.bus_rows && t != nullptr && options_.bus_rows(t) > 0))
+            throw Error(ErrorKind::Internal, "graph: a batched step cannot split '" + tensor_name(t) + "'");
+        emit(label, DENSE_OP_GEMM_Q, w.view.type, act, {w, xq}, {f32(y, rows, tokens_)}, params(), phase);
+        return;
+    }
     if (keep >= rows) {
         emit(label, DENSE_OP_GEMV_Q, w.view.type, act, {w, xq}, {f32(y, rows)}, params(), phase);
         return;
@@ -449,9 +467,11 @@ void Lowering::conv1d_causal_silu(const model::RecipeStep& s, const model::Bound
     const BufferId x = use(s.inputs[0], step_where(s, prefix(layer)));
     const auto [a, b] = state_banks(s.state.empty() ? "conv" : s.state, layer->index, static_cast<uint64_t>((k - 1) * c) * 4);
     const BufferId y = define(s.outputs.at(0), c);
-    emit(prefix(layer) + " conv1d_causal+silu", DENSE_OP_CONV1D_CAUSAL, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
-         {f32(x, c), taps, f32(a, k - 1, c)}, {f32(y, c), f32(b, k - 1, c)},
-         params_bytes(dense_conv_params{{}, 1, 0}), phase);
+    // Token 0 reads the committed bank A; later tokens update bank B in place (dense_abi.h allows it).
+    for (int64_t t = 0; t < tokens_; ++t)
+        emit(prefix(layer) + " conv1d_causal+silu" + column(t), DENSE_OP_CONV1D_CAUSAL, DENSE_TYPE_NONE,
+             DENSE_TYPE_NONE, {f32(x, c, 1, t * c), taps, f32(t == 0 ? a : b, k - 1, c)},
+             {f32(y, c, 1, t * c), f32(b, k - 1, c)}, params_bytes(dense_conv_params{{}, 1, 0}), phase);
 }
 
 void Lowering::gdn_gates(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {
@@ -462,8 +482,10 @@ void Lowering::gdn_gates(const model::RecipeStep& s, const model::BoundLayer* la
     const BufferId b = use(s.inputs[0], "gdn_gates"), a = use(s.inputs[1], "gdn_gates");
     const ViewRef dt = weight(layer, s.weights[0], s), big_a = weight(layer, s.weights[1], s);
     const BufferId beta = define(s.outputs[0], h), decay = define(s.outputs[1], h);
-    emit(prefix(layer) + " gdn_gates", DENSE_OP_GDN_GATES, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
-         {f32(b, h), f32(a, h), dt, big_a}, {f32(beta, h), f32(decay, h)}, {}, phase);
+    for (int64_t t = 0; t < tokens_; ++t)
+        emit(prefix(layer) + " gdn_gates" + column(t), DENSE_OP_GDN_GATES, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+             {f32(b, h, 1, t * h), f32(a, h, 1, t * h), dt, big_a}, {f32(beta, h, 1, t * h), f32(decay, h, 1, t * h)},
+             {}, phase);
 }
 
 // L2 norm of every query and key head of the convolved q|k|v channels, in place. The q heads fill
@@ -475,14 +497,18 @@ void Lowering::l2_norm_heads(const model::RecipeStep& s, const model::BoundLayer
     require(elements_of(in) >= 2 * key_dim, s, prefix(layer), "input shorter than the q and k channels");
     const BufferId x = use(in, step_where(s, prefix(layer)));
     const auto p = params_bytes(dense_norm_params{{}, hpf("rms_eps"), 0});
-    if (key_dim == hk * dk) {
-        emit(prefix(layer) + " l2_norm(q and k heads)", DENSE_OP_L2_NORM, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
-             {f32(x, dk, 2 * hk, 0)}, {f32(x, dk, 2 * hk, 0)}, p, phase);
-    } else {
-        emit(prefix(layer) + " l2_norm(q heads)", DENSE_OP_L2_NORM, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
-             {f32(x, dk, hk, 0)}, {f32(x, dk, hk, 0)}, p, phase);
-        emit(prefix(layer) + " l2_norm(k heads)", DENSE_OP_L2_NORM, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
-             {f32(x, dk, hk, key_dim)}, {f32(x, dk, hk, key_dim)}, p, phase);
+    const int64_t len = elements_of(in);
+    for (int64_t t = 0; t < tokens_; ++t) {
+        const int64_t at = t * len;  // token t's q|k|v channels
+        if (key_dim == hk * dk) {
+            emit(prefix(layer) + " l2_norm(q and k heads)" + column(t), DENSE_OP_L2_NORM, DENSE_TYPE_NONE,
+                 DENSE_TYPE_NONE, {f32(x, dk, 2 * hk, at)}, {f32(x, dk, 2 * hk, at)}, p, phase);
+        } else {
+            emit(prefix(layer) + " l2_norm(q heads)" + column(t), DENSE_OP_L2_NORM, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+                 {f32(x, dk, hk, at)}, {f32(x, dk, hk, at)}, p, phase);
+            emit(prefix(layer) + " l2_norm(k heads)" + column(t), DENSE_OP_L2_NORM, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+                 {f32(x, dk, hk, at + key_dim)}, {f32(x, dk, hk, at + key_dim)}, p, phase);
+        }
     }
     names_[s.outputs.at(0)] = x;  // same buffer, now normalised
     current_len_[s.outputs[0]] = elements_of(in);
@@ -498,11 +524,16 @@ void Lowering::gated_delta_rule(const model::RecipeStep& s, const model::BoundLa
     const auto [a, b] = state_banks(s.state.empty() ? "delta" : s.state, layer->index,
                                     static_cast<uint64_t>(dk * dv * hv) * 4);
     const BufferId o = define(s.outputs.at(0), dv * hv);
-    emit(prefix(layer) + " gated_delta_rule", DENSE_OP_GDN_DECODE, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
-         {f32(x, dk, hk, 0), f32(x, dk, hk, key_dim), f32(x, dv, hv, 2 * key_dim), f32(beta, hv), f32(decay, hv),
-          f32(a, dk * dv, hv)},
-         {f32(o, dv, hv), f32(b, dk * dv, hv)},
-         params_bytes(dense_gdn_params{{}, static_cast<float>(1.0 / std::sqrt(static_cast<double>(dk))), 0}), phase);
+    const int64_t len = elements_of(s.inputs[0]);
+    const auto p = params_bytes(dense_gdn_params{{}, static_cast<float>(1.0 / std::sqrt(static_cast<double>(dk))), 0});
+    // Token 0 reads the committed bank A; later tokens update bank B in place (dense_abi.h allows it).
+    for (int64_t t = 0; t < tokens_; ++t) {
+        const int64_t at = t * len;
+        emit(prefix(layer) + " gated_delta_rule" + column(t), DENSE_OP_GDN_DECODE, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+             {f32(x, dk, hk, at), f32(x, dk, hk, at + key_dim), f32(x, dv, hv, at + 2 * key_dim),
+              f32(beta, hv, 1, t * hv), f32(decay, hv, 1, t * hv), f32(t == 0 ? a : b, dk * dv, hv)},
+             {f32(o, dv, hv, t * dv * hv), f32(b, dk * dv, hv)}, p, phase);
+    }
 }
 
 void Lowering::gated_rms_norm(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {
@@ -513,7 +544,7 @@ void Lowering::gated_rms_norm(const model::RecipeStep& s, const model::BoundLaye
     const BufferId o = use(s.inputs[0], "gated_rms_norm"), z = use(s.inputs[1], "gated_rms_norm");
     const BufferId y = define(s.outputs.at(0), len);
     emit(prefix(layer) + " gated_rms_norm", DENSE_OP_GATED_RMS_NORM, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
-         {f32(o, d, len / d), f32(z, d, len / d), w}, {f32(y, d, len / d)},
+         {f32(o, d, len / d * tokens_), f32(z, d, len / d * tokens_), w}, {f32(y, d, len / d * tokens_)},
          params_bytes(dense_norm_params{{}, hpf("rms_eps"), 0}), phase);
 }
 
@@ -526,8 +557,10 @@ void Lowering::rope_neox(const model::RecipeStep& s, const model::BoundLayer* la
         const int64_t len = elements_of(s.inputs[i]);
         require(len % d == 0, s, prefix(layer), "input '" + s.inputs[i] + "' is not whole heads");
         const BufferId x = use(s.inputs[i], "rope");
-        emit(prefix(layer) + " rope(" + s.inputs[i] + ")", DENSE_OP_ROPE, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
-             {f32(x, d, len / d), i32(graph_.inputs.position)}, {f32(x, d, len / d)}, p, phase);
+        for (int64_t t = 0; t < tokens_; ++t)
+            emit(prefix(layer) + " rope(" + s.inputs[i] + ")" + column(t), DENSE_OP_ROPE, DENSE_TYPE_NONE,
+                 DENSE_TYPE_NONE, {f32(x, d, len / d, t * len), i32(graph_.inputs.position, t)},
+                 {f32(x, d, len / d, t * len)}, p, phase);
         names_[s.outputs[i]] = x;  // rotated in place
         current_len_[s.outputs[i]] = len;
     }
@@ -563,17 +596,21 @@ void Lowering::attention_gated(const model::RecipeStep& s, const model::BoundLay
         contiguous_strides(r.view);
         return r;
     };
-    emit(prefix(layer) + " kv_store", DENSE_OP_KV_STORE, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
-         {f32(k, d, hkv), f32(v, d, hkv), i32(graph_.inputs.position)},
-         {cache_view(it->second.first), cache_view(it->second.second)}, {}, phase);
     const double scale_hp = hpf("attn_scale");
     const float scale = scale_hp != 0.0 ? static_cast<float>(scale_hp)
                                         : static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
     const BufferId o = define(s.outputs.at(0), d * hq);
-    emit(prefix(layer) + " attention+gate", DENSE_OP_ATTN_DECODE, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
-         {f32(q, d, hq), cache_view(it->second.first), cache_view(it->second.second), i32(graph_.inputs.n_kv),
-          f32(qg, d, hq, d, 2 * d)},
-         {f32(o, d, hq)}, params_bytes(dense_attn_params{{}, scale, 0}), phase);
+    // Token by token: token t's K and V land in its slot before it attends over n_kv[t] = its
+    // position + 1 slots, so no token of a batched step sees a later one.
+    for (int64_t t = 0; t < tokens_; ++t) {
+        emit(prefix(layer) + " kv_store" + column(t), DENSE_OP_KV_STORE, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+             {f32(k, d, hkv, t * d * hkv), f32(v, d, hkv, t * d * hkv), i32(graph_.inputs.position, t)},
+             {cache_view(it->second.first), cache_view(it->second.second)}, {}, phase);
+        emit(prefix(layer) + " attention+gate" + column(t), DENSE_OP_ATTN_DECODE, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+             {f32(q, d, hq, t * d * hq), cache_view(it->second.first), cache_view(it->second.second),
+              i32(graph_.inputs.n_kv, t), f32(qg, d, hq, t * 2 * d * hq + d, 2 * d)},
+             {f32(o, d, hq, t * d * hq)}, params_bytes(dense_attn_params{{}, scale, 0}), phase);
+    }
 }
 
 void Lowering::swiglu(const model::RecipeStep& s, const model::BoundLayer* layer, Phase phase) {
@@ -581,8 +618,8 @@ void Lowering::swiglu(const model::RecipeStep& s, const model::BoundLayer* layer
     require(elements_of(s.inputs.at(1)) == n, s, prefix(layer), "gate and up differ in length");
     const BufferId g = use(s.inputs[0], "swiglu"), u = use(s.inputs[1], "swiglu");
     const BufferId y = define(s.outputs.at(0), n);
-    emit(prefix(layer) + " swiglu", DENSE_OP_SWIGLU, DENSE_TYPE_NONE, DENSE_TYPE_NONE, {f32(g, n), f32(u, n)},
-         {f32(y, n)}, {}, phase);
+    emit(prefix(layer) + " swiglu", DENSE_OP_SWIGLU, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+         {f32(g, n * tokens_), f32(u, n * tokens_)}, {f32(y, n * tokens_)}, {}, phase);
 }
 
 }  // namespace dense::graph

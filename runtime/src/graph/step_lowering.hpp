@@ -53,7 +53,7 @@ private:
     BufferId use(const std::string& name, const std::string& where) const;
     int64_t elements_of(const std::string& name) const;
     ViewRef f32(BufferId b, int64_t ne0, int64_t ne1 = 1, int64_t offset = 0, int64_t row_stride = 0) const;
-    ViewRef i32(BufferId b) const;
+    ViewRef i32(BufferId b, int64_t element = 0) const;
     ViewRef weight(const model::BoundLayer* layer, const std::string& role, const model::RecipeStep& step) const;
     const gguf::TensorInfo* tensor(const model::BoundLayer* layer, const std::string& role) const;
     std::pair<BufferId, BufferId> state_banks(const std::string& state, int64_t layer, uint64_t bytes);
@@ -85,6 +85,9 @@ private:
     std::map<std::string, std::pair<BufferId, BufferId>> banks_;    // "conv@3" -> (A, B)
     std::map<int64_t, std::pair<BufferId, BufferId>> kv_;           // layer -> (K, V)
     int64_t current_layer_ = -1;
+    int64_t tokens_ = 1;  // T: columns of every activation (GraphOptions::tokens)
+    // " [t]" on the label of a per-token node of a batched graph; nothing in a token step.
+    std::string column(int64_t t) const { return tokens_ > 1 ? " [" + std::to_string(t) + "]" : std::string(); }
     uint32_t next_bus_slot_ = 0;  // staging slots are handed out round robin (graph_builder.hpp)
 };
 

@@ -65,7 +65,8 @@ RunConfig RunConfig::parse(const std::string& yaml_text, const std::filesystem::
     const YamlFile f = YamlFile::parse(yaml_text, display_path);
     const YAML::Node& root = f.root();
     f.check_keys(root, "", {"model", "model_description", "context", "vram_budget", "kv_type", "placement",
-                            "threads", "keep_page_cache", "bus_read_share", "packs", "sampling", "chat"});
+                            "threads", "keep_page_cache", "bus_read_share", "prefill_chunk", "packs", "sampling",
+                            "chat"});
     RunConfig c;
     c.source = display_path;
     if (!root["model"]) f.fail("missing required key 'model' (path of the GGUF file, relative to this config)");
@@ -104,6 +105,15 @@ RunConfig RunConfig::parse(const std::string& yaml_text, const std::filesystem::
         if (!(c.bus_read_share >= 0.0 && c.bus_read_share <= 1.0))
             f.fail(root["bus_read_share"], "'bus_read_share' must be between 0 and 1 (the share of the rows that do "
                                            "not fit in VRAM which the GPU reads over PCIe)");
+    }
+    if (root["prefill_chunk"]) {
+        const std::string text = f.get_string(root["prefill_chunk"], "prefill_chunk");
+        if (text != "auto") {
+            c.prefill_chunk = f.get_int(root["prefill_chunk"], "prefill_chunk");
+            if (c.prefill_chunk < 1 || c.prefill_chunk > kMaxPrefillChunk)
+                f.fail(root["prefill_chunk"], "'prefill_chunk' must be 'auto' or 1.." + std::to_string(kMaxPrefillChunk) +
+                                                  " prompt tokens per batched step (1: token by token)");
+        }
     }
     if (root["threads"]) {
         c.threads = f.get_int(root["threads"], "threads");

@@ -43,6 +43,10 @@ struct ChatConfig {
     bool thinking = false;
 };
 
+// The largest prefill_chunk a config may ask for: beyond it a batched step's buffers grow with no
+// further saving (the weight is already read once per 512 tokens).
+inline constexpr int64_t kMaxPrefillChunk = 512;
+
 struct RunConfig {
     std::filesystem::path source;               // the config file ("" for defaults)
     std::filesystem::path model;                // the GGUF
@@ -57,6 +61,9 @@ struct RunConfig {
     // GPU with a row split: the share (0..1) of the weight rows that do not fit in VRAM which the GPU
     // reads itself from host memory over PCIe, beside the CPU computing the rest (exec/bus_rows.hpp).
     double bus_read_share = 0.0;
+    // Prompt tokens per batched prefill step (exec::SessionOptions::prefill_chunk); -1: the device's
+    // default (16 on a GPU, 1 = token by token on the CPU).
+    int64_t prefill_chunk = -1;
     PacksConfig packs;
     SamplingConfig sampling;
     ChatConfig chat;

@@ -8,9 +8,11 @@
 #include "plan/bus_staging.hpp"
 #include "plan/graph_options.hpp"
 #include "plan/op_workspace.hpp"
+#include "plan/prefill_graph.hpp"
 #include "plan/session_bill.hpp"
 #include "plan/weight_arena.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -58,16 +60,24 @@ VramBill make_plan(const model::BoundModel& model, const model::ModelSpec& spec,
     };
     const graph::Graph graph = graph::build_graph(model, spec, go);
 
-    std::optional<uint64_t> workspace;
-    if (target.device) workspace = planned_op_workspace(graph, buffer_arena(graph, model), *packs, *target.device);
-
     const Placement* split = nullptr;
     if (request.row_split) {
         verify_exact_cover(model, spec, *request.row_split);
         split = &*request.row_split;
     }
+    // The batched prefill graph the session would build (same rule, same graph).
+    const int64_t chunk = prefill_chunk_for(request.prefill_chunk, target.kind, split != nullptr && split->splits_any(), nullptr);
+    const std::optional<graph::Graph> prefill = batched_graph(model, spec, go, chunk, packs, target.device, nullptr);
+
+    std::optional<uint64_t> workspace;
+    if (target.device) {
+        workspace = planned_op_workspace(graph, buffer_arena(graph, model), *packs, *target.device);
+        if (prefill)
+            workspace = std::max(*workspace, planned_op_workspace(*prefill, buffer_arena(*prefill, model), *packs,
+                                                                  *target.device));
+    }
     VramBill bill = bill_session(model, graph, target.kind, request.kv_type, workspace, target.label, split,
-                                 bus_staging_bytes(request.bus_read_share, split));
+                                 bus_staging_bytes(request.bus_read_share, split), prefill ? &*prefill : nullptr);
     if (!target.device && target.kind != DENSE_DEVICE_CPU)
         bill.notes.push_back("no kernel pack can be asked about " + target.label +
                              ": activation formats assumed as dense-rt's CUDA packs pair them (Q8_32; F32 for float "

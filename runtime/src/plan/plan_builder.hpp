@@ -44,6 +44,9 @@ struct PlanRequest {
     // With a row split: the share of its host rows copied to the device over the bus each token
     // (exec::SessionOptions::bus_read_share), which adds the staging ring (plan/bus_staging.hpp).
     double bus_read_share = 0.0;
+    // Tokens per batched prefill step (exec::SessionOptions::prefill_chunk; < 0: the device's
+    // default): adds the prefill buffers where the session would batch (plan/prefill_graph.hpp).
+    int64_t prefill_chunk = -1;
 };
 
 // `packs` may be null when target.device is empty. Throws dense::Error: Config for a bad context or

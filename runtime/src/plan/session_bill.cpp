@@ -6,6 +6,7 @@
 #include "plan/buffer_arena.hpp"
 #include "plan/bus_staging.hpp"
 #include "plan/op_workspace.hpp"
+#include "plan/prefill_graph.hpp"
 #include "plan/weight_arena.hpp"
 
 #include <set>
@@ -115,7 +116,7 @@ uint64_t safety_reserve(dense_device_kind kind) noexcept {
 
 VramBill bill_session(const model::BoundModel& model, const graph::Graph& graph, dense_device_kind kind,
                       dense_type_id kv_type, std::optional<uint64_t> op_workspace, const std::string& device_label,
-                      const Placement* placement, uint64_t bus_staging) {
+                      const Placement* placement, uint64_t bus_staging, const graph::Graph* prefill) {
     VramBill bill;
     bill.device = device_label;
     bill.device_kind = kind;
@@ -138,6 +139,14 @@ VramBill bill_session(const model::BoundModel& model, const graph::Graph& graph,
         bill.lines.push_back(BillLine{Item::Staging, "", allocation_size(bus_staging), bus_staging_slots(), "slots",
                                       "bus staging: weight rows copied from page-locked host memory each token "
                                       "(bus_read_share), " + format_bytes(bus_staging_slot_bytes()) + " per slot"});
+    }
+    if (prefill != nullptr) {
+        const uint64_t bytes = prefill_arena(*prefill, model).bytes;
+        bill.allocations.push_back(Allocation{kPrefillBuffersLabel, bytes});
+        bill.lines.push_back(BillLine{Item::Activations, "", bytes, 1, "buffers",
+                                      "prefill scratch: " + std::to_string(prefill->tokens) +
+                                          " columns of every activation and the token, position, n_kv words of a "
+                                          "batched prompt step"});
     }
     bill.reserve = safety_reserve(kind);
     if (bill.reserve > 0)

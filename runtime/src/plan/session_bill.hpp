@@ -3,6 +3,7 @@
 //   2. "graph buffers"   the buffer arena: state banks, KV cache, activations, step inputs, logits
 //   3. "op workspace"    only when some selected op asks for one
 //   4. "bus staging"     only with bus rows (plan/bus_staging.hpp)
+//   5. "prefill buffers" only with a batched prefill graph (plan/prefill_graph.hpp)
 // itemized by what the bytes hold and by layer kind, plus the safety reserve (GPU only).
 #pragma once
 
@@ -36,8 +37,10 @@ uint64_t safety_reserve(dense_device_kind kind) noexcept;
 // `placement` (verified; null: every weight whole on the device): a GPU's weight arena holds only
 // the prefix rows, and cpu_read_bytes counts the suffix rows the CPU reads per token.
 // `bus_staging`: the staging ring for rows copied over the bus (bus_staging_bytes; 0 = none).
+// `prefill`: the session's batched prefill graph (null: prompts run token by token).
 VramBill bill_session(const model::BoundModel& model, const graph::Graph& graph, dense_device_kind kind,
                       dense_type_id kv_type, std::optional<uint64_t> op_workspace, const std::string& device_label,
-                      const Placement* placement = nullptr, uint64_t bus_staging = 0);
+                      const Placement* placement = nullptr, uint64_t bus_staging = 0,
+                      const graph::Graph* prefill = nullptr);
 
 }  // namespace dense::plan

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define DENSE_ABI_MAJOR 1u
-#define DENSE_ABI_MINOR 8u
+#define DENSE_ABI_MINOR 9u
 
 /* dense_pack_score(NULL) returns the ABI version the pack was built against, encoded like this. It
  * lets the host refuse a pack of another major before it reads any struct the pack fills. */
@@ -133,6 +133,16 @@ enum {
     /* src0: weight {IN, OUT}; src1: activation {IN} in the weight's activation type; dst: F32 {OUT}.
      * params (optional) dense_gemv_params: accumulate != 0 means dst += W*x (fused residual add). */
     DENSE_OP_GEMV_Q = 3,
+    /* ABI 1.9. The GEMV of T activations at once (batched prefill: the weight is read once for T
+     * tokens instead of T times). src0: weight {IN, OUT} as for GEMV_Q; src1: the T activations as ONE
+     * vector {IN * T} in the weight's activation type, quantized as QUANTIZE_ACT quantizes a vector of
+     * IN * T elements (IN is a multiple of the type's block, so no block spans two activations, and
+     * activation j is elements [j IN, (j + 1) IN) of it); dst: F32 {OUT, T}, column j = OUT floats at
+     * byte j * nb[1] (nb[1] >= 4 OUT), disjoint from the sources. params (optional) dense_gemv_params:
+     * accumulate != 0 means dst += W x. T = dst.ne[1] >= 1, src1.ne[0] = IN * T. Column j must equal,
+     * bit for bit, what this pack's GEMV_Q of src0 on activation j alone writes, so a prompt run T
+     * tokens at a time gives the same result as one token at a time. Registered per (weight type,
+     * activation type) like GEMV_Q. */
     DENSE_OP_GEMM_Q = 4,
     /* src0: weight {D, V}; src1 (optional): I32 {1} row; dst: F32 {D}. Without src1 the row is
      * dense_embed_row_params.row. A row outside [0, V) is DENSE_E_INVALID_ARGUMENT. */

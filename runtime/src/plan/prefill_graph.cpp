@@ -1,0 +1,57 @@
+#include "plan/prefill_graph.hpp"
+
+#include "core/error.hpp"
+#include "plan/op_workspace.hpp"
+
+#include <algorithm>
+
+namespace dense::plan {
+
+int64_t default_prefill_chunk(dense_device_kind kind) noexcept { return kind == DENSE_DEVICE_CPU ? 1 : 16; }
+
+int64_t prefill_chunk_for(int64_t requested, dense_device_kind kind, bool split, std::string* why) {
+    const int64_t chunk = requested < 0 ? default_prefill_chunk(kind) : std::max<int64_t>(requested, 1);
+    if (chunk > 1 && split) {
+        if (why != nullptr) *why = "the weights are split onto the CPU (its rows and the bus copies run per token)";
+        return 1;
+    }
+    return chunk;
+}
+
+std::optional<graph::Graph> batched_graph(const model::BoundModel& model, const model::ModelSpec& spec,
+                                          graph::GraphOptions go, int64_t tokens, const packs::PackManager* packs,
+                                          std::optional<size_t> device, std::string* why) {
+    if (tokens <= 1) return std::nullopt;
+    go.tokens = tokens;
+    graph::Graph g = graph::build_graph(model, spec, go);
+    if (packs == nullptr || !device) return g;
+    // Ask the packs as the session will (select_ops on a resolved call), at stand-in addresses.
+    graph::Graph probe = g;
+    const BufferArena arena = buffer_arena(probe, model);
+    std::vector<void*> base(probe.buffers.size());
+    for (const auto& s : arena.slots) base[s.buffer] = stand_in_address(1, s.offset);
+    probe.resolve(base);
+    try {
+        graph::select_ops(probe, *packs, *device);
+    } catch (const Error& e) {
+        if (e.kind() != ErrorKind::Pack) throw;
+        if (why != nullptr) *why = e.what();
+        return std::nullopt;
+    }
+    return g;
+}
+
+bool shared_with_token_step(graph::BufferKind kind) noexcept {
+    return kind == graph::BufferKind::KvCache || kind == graph::BufferKind::StateBankA ||
+           kind == graph::BufferKind::StateBankB;
+}
+
+BufferArena prefill_arena(const graph::Graph& batched, const model::BoundModel& model) {
+    graph::Graph own = batched;  // the buffer list only matters here
+    own.nodes.clear();
+    for (auto& b : own.buffers)
+        if (shared_with_token_step(b.kind)) b.bytes = 0;  // an empty slot: no bytes, no alignment gap
+    return buffer_arena(own, model);
+}
+
+}  // namespace dense::plan

@@ -1,0 +1,50 @@
+// Batched prefill: whether a session runs a prompt T tokens per step (graph::GraphOptions::tokens)
+// and what that costs in memory. Decided here, once, so that a plan made before the session and the
+// session itself agree on the graph and on its bill.
+//
+// A batched step reads every GEMV weight once for T tokens (GEMM_Q, dense_abi.h) instead of T
+// times, which is what makes a prompt faster than generating the same number of tokens. Its own
+// buffers (T columns of every activation, T token / position / n_kv words) sit in one extra
+// allocation, "prefill buffers"; its KV caches and recurrent state banks are the token step's own.
+#pragma once
+
+#include "graph/graph_builder.hpp"
+#include "model/model_binding.hpp"
+#include "model/model_spec.hpp"
+#include "packs/pack_manager.hpp"
+#include "plan/buffer_arena.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace dense::plan {
+
+inline constexpr const char* kPrefillBuffersLabel = "prefill buffers";
+
+// Tokens per batched step when the run config does not say (`prefill_chunk`): 16 on a GPU (a
+// GEMM_Q there reads the weight once per 16 columns); 1 (token by token) on the CPU, whose fast
+// pack has no GEMM_Q, so a batched step would run cpu-ref's reference loop instead.
+int64_t default_prefill_chunk(dense_device_kind kind) noexcept;
+
+// The chunk a session uses: `requested` (< 0: the default for `kind`), or 1 where the session
+// cannot batch — a row split or bus rows (their CPU and bus parts are per token) — with the reason
+// in *why.
+int64_t prefill_chunk_for(int64_t requested, dense_device_kind kind, bool split, std::string* why);
+
+// The batched graph of `tokens` tokens built with `go` (its tokens set here), or nullopt (reason in
+// *why) when a pack of `device` lacks one of its ops (GEMM_Q for some weight format, say): then the
+// session prefills token by token. Without `packs` (a device that is not here) the graph is assumed
+// to run, as dense-rt's CUDA packs run it.
+std::optional<graph::Graph> batched_graph(const model::BoundModel& model, const model::ModelSpec& spec,
+                                          graph::GraphOptions go, int64_t tokens, const packs::PackManager* packs,
+                                          std::optional<size_t> device, std::string* why);
+
+// Whether a buffer of a batched graph is the token step's (KV cache, state bank): the session points
+// it at the token step's buffer of the same name instead of allocating it again.
+bool shared_with_token_step(graph::BufferKind kind) noexcept;
+
+// The layout of the buffers a batched graph owns (shared ones take no bytes).
+BufferArena prefill_arena(const graph::Graph& batched, const model::BoundModel& model);
+
+}  // namespace dense::plan

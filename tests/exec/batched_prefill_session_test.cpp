@@ -1,0 +1,180 @@
+// Batched prefill (plan/prefill_graph.hpp, Session::prefill) without a GPU: cpu-ref registers GEMM_Q
+// as a loop over its own GEMV_Q, so a prompt run T tokens per step must leave bit for bit the state,
+// KV cache, hidden state and next logits that the same prompt leaves token by token — for every
+// chunk size, with prompts that are not a multiple of it, and across two prefill calls (a second
+// chat turn). Also: the prompt is checked before anything runs, the plan bills the prefill buffers
+// the session allocates, and a session with a row split prefills token by token and says why.
+#include "core/error.hpp"
+#include "plan/plan_fixture.hpp"
+#include "plan/prefill_graph.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace dense::test {
+namespace {
+
+const Model& tiny() {
+    static const auto m = synth_tiny();
+    return *m;
+}
+
+std::unique_ptr<exec::Session> session(int64_t chunk, dense_type_id activation, int64_t n_ctx = 64) {
+    exec::SessionOptions o;
+    o.n_ctx = n_ctx;
+    o.kv_type = DENSE_TYPE_F16;
+    o.threads = 2;
+    o.gemv_activation = activation;
+    o.prefill_chunk = chunk;
+    return std::make_unique<exec::Session>(tiny().bound, qwen35_spec(), cpu_ref_packs(), o);
+}
+
+std::vector<int32_t> prompt(size_t n) {
+    std::vector<int32_t> ids(n);
+    for (size_t i = 0; i < n; ++i) ids[i] = static_cast<int32_t>((i * 977 + 13) % 2000);
+    return ids;
+}
+
+struct Outcome {
+    std::vector<std::byte> state;
+    std::vector<float> hidden_after_prefill;
+    std::vector<std::vector<float>> logits;  // the step after each prefill call, then 3 generated tokens
+    int64_t position = 0;
+};
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Two turns: prefill(turn) then one step with logits each, then three greedy-free fixed tokens.
+Outcome run(exec::Session& s, const std::vector<std::vector<int32_t>>& turns) {
+    Outcome o;
+    for (const auto& turn : turns) {
+        s.prefill(std::span<const int32_t>(turn.data(), turn.size() - 1));
+        o.hidden_after_prefill.assign(s.hidden().begin(), s.hidden().end());
+        s.step(turn.back(), true);
+        o.logits.emplace_back(s.logits().begin(), s.logits().end());
+    }
+    for (int32_t t : {5, 1700, 33}) {
+        s.step(t, true);
+        o.logits.emplace_back(s.logits().begin(), s.logits().end());
+    }
+    o.state = s.snapshot_state();
+    o.position = s.position();
+    return o;
+}
+
+TEST(BatchedPrefill, ChunksLeaveTheSameBitsAsTokenByToken) {
+    const std::vector<std::vector<int32_t>> turns = {prompt(14), prompt(9)};
+    for (dense_type_id act : {DENSE_TYPE_NONE, DENSE_TYPE_Q8_32}) {
+        const auto one = session(1, act);
+        ASSERT_EQ(one->prefill_chunk(), 1);
+        const Outcome want = run(*one, turns);
+        for (int64_t chunk : {2, 4, 5, 13}) {
+            SCOPED_TRACE("chunk " + std::to_string(chunk) + ", activation " + std::to_string(act));
+            const auto s = session(chunk, act);
+            ASSERT_EQ(s->prefill_chunk(), chunk) << s->prefill_note();
+            const Outcome got = run(*s, turns);
+            EXPECT_EQ(got.position, want.position);
+            EXPECT_TRUE(got.state == want.state) << "recurrent state differs";
+            EXPECT_TRUE(same_bits(got.hidden_after_prefill, want.hidden_after_prefill)) << "hidden state after prefill";
+            ASSERT_EQ(got.logits.size(), want.logits.size());
+            for (size_t i = 0; i < want.logits.size(); ++i) EXPECT_TRUE(same_bits(got.logits[i], want.logits[i])) << i;
+        }
+    }
+}
+
+TEST(BatchedPrefill, ABatchedStepHasOneGemmPerWeightAndNoHead) {
+    const auto s = session(4, DENSE_TYPE_Q8_32);
+    ASSERT_EQ(s->prefill_chunk(), 4);
+    // The plan's graph of the same session, built by the same rule.
+    graph::GraphOptions go;
+    go.n_ctx = 64;
+    go.activation_for = [](dense_type_id) { return DENSE_TYPE_Q8_32; };
+    const auto g = plan::batched_graph(tiny().bound, qwen35_spec(), go, 4, &cpu_ref_packs(), size_t{0}, nullptr);
+    ASSERT_TRUE(g.has_value());
+    size_t gemm = 0, gemv = 0, embed = 0;
+    for (const auto& n : g->nodes) {
+        gemm += n.key.op == DENSE_OP_GEMM_Q;
+        gemv += n.key.op == DENSE_OP_GEMV_Q || n.key.op == DENSE_OP_GEMV_Q_MULTI;
+        embed += n.key.op == DENSE_OP_EMBED_ROW;
+        EXPECT_EQ(n.phase, graph::Phase::Always) << n.label;
+    }
+    size_t weights = 0;  // GEMV weights of the trunk: every matrix role of every layer
+    for (const auto& layer : tiny().bound.layers)
+        for (const auto& [role, t] : layer.tensors)
+            if (t != nullptr && t->n_dims >= 2 && t->ne[1] > 1 && role != "ssm_conv1d") ++weights;
+    EXPECT_EQ(gemm, weights);
+    EXPECT_EQ(gemv, 0u);
+    EXPECT_EQ(embed, 4u);  // one row per token
+}
+
+TEST(BatchedPrefill, BadPromptIsRefusedBeforeAnythingRuns) {
+    const auto s = session(4, DENSE_TYPE_NONE, 16);
+    const auto before = s->snapshot_state();
+    std::vector<int32_t> ids = prompt(10);
+    ids[7] = 1 << 30;
+    try {
+        s->prefill(ids);
+        FAIL() << "an out-of-range id was accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Usage);
+        EXPECT_NE(std::string(e.what()).find("prompt token 7"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(s->position(), 0);
+    EXPECT_TRUE(s->snapshot_state() == before);
+    const std::vector<int32_t> too_long = prompt(17);
+    try {
+        s->prefill(too_long);
+        FAIL() << "a prompt longer than the context was accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Usage);
+        EXPECT_NE(std::string(e.what()).find("context of 16"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(s->position(), 0);
+    EXPECT_TRUE(s->snapshot_state() == before);
+}
+
+TEST(BatchedPrefill, PlanBillsThePrefillBuffersTheSessionAllocates) {
+    for (int64_t chunk : {1, 8}) {
+        plan::PlanRequest r;
+        r.n_ctx = 64;
+        r.kv_type = DENSE_TYPE_F16;
+        r.prefill_chunk = chunk;
+        r.target = plan::target_for_device(cpu_ref_packs(), 0);
+        const auto bill = plan::make_plan(tiny().bound, qwen35_spec(), &cpu_ref_packs(), r);
+        const auto s = session(chunk, DENSE_TYPE_NONE);
+        EXPECT_EQ(s->allocated_by_label(), bill.bytes_by_label()) << "chunk " << chunk;
+        const auto labels = bill.bytes_by_label();
+        EXPECT_EQ(labels.count(plan::kPrefillBuffersLabel), chunk > 1 ? 1u : 0u);
+        if (chunk > 1) {
+            EXPECT_GT(labels.at(plan::kPrefillBuffersLabel), 0u);
+        }
+    }
+}
+
+TEST(BatchedPrefill, CpuDefaultIsTokenByToken) {
+    EXPECT_EQ(session(-1, DENSE_TYPE_NONE)->prefill_chunk(), 1);
+    EXPECT_EQ(plan::default_prefill_chunk(DENSE_DEVICE_CUDA), 16);
+}
+
+TEST(BatchedPrefill, RowSplitSessionPrefillsTokenByTokenAndSaysWhy) {
+    exec::SessionOptions o;
+    o.n_ctx = 32;
+    o.threads = 2;
+    o.prefill_chunk = 4;
+    o.row_split = split_all_at(tiny(), [](int64_t rows) { return rows / 2; });
+    exec::Session s(tiny().bound, qwen35_spec(), cpu_ref_packs(), o);
+    EXPECT_EQ(s.prefill_chunk(), 1);
+    EXPECT_NE(s.prefill_note().find("split"), std::string::npos) << s.prefill_note();
+    const auto ids = prompt(6);
+    s.prefill(ids);  // token by token, still correct
+    EXPECT_EQ(s.position(), 6);
+}
+
+}  // namespace
+}  // namespace dense::test
