@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <functional>
 #include <set>
 #include <string>
@@ -59,7 +60,7 @@ TEST_P(CudaPackInit, RegistersDequantizeAndEmbedRowForEveryStorableFormat) {
         const bool fused_quantize = op.impl.op_kind == DENSE_OP_RMS_NORM || op.impl.op_kind == DENSE_OP_GATED_RMS_NORM ||
                                     op.impl.op_kind == DENSE_OP_SWIGLU;  // dense_abi.h, "fused quantization"
         if (op.impl.op_kind != DENSE_OP_GEMV_Q && op.impl.op_kind != DENSE_OP_QUANTIZE_ACT &&
-            op.impl.op_kind != DENSE_OP_GEMV_Q_MULTI) {  // keyed by activation
+            op.impl.op_kind != DENSE_OP_GEMV_Q_MULTI && op.impl.op_kind != DENSE_OP_GEMM_Q) {  // keyed by activation
             EXPECT_TRUE(op.impl.act_type == DENSE_TYPE_NONE || (fused_quantize && op.impl.act_type == DENSE_TYPE_Q8_32))
                 << op.name;
         }
@@ -275,6 +276,113 @@ TEST_P(CudaPackInit, MalformedGemvListCallsAreRefusedWithOneLogLine) {
         EXPECT_EQ(impl->run(impl->user, &l.call), DENSE_E_INVALID_ARGUMENT) << what;
         EXPECT_EQ(host_.logs().size(), 1u) << what << "\n" << host_.log_text();
     }
+}
+
+// GEMM_Q (ABI 1.9): registered for exactly the (weight, activation) keys of GEMV_Q; a well-formed
+// q4_k call of T = 3 into a dst with a column stride is supported (fake device pointers: nothing
+// runs); each malformed one is refused by supports() silently and by run() with one log line.
+TEST_P(CudaPackInit, MalformedGemmCallsAreRefusedWithOneLogLine) {
+    std::size_t gemv = 0, gemm = 0;
+    for (const auto& op : host_.ops()) {
+        if (op.impl.op_kind == DENSE_OP_GEMM_Q) ++gemm;
+        if (op.impl.op_kind != DENSE_OP_GEMV_Q) continue;
+        ++gemv;
+        EXPECT_NE(host_.find_op(DENSE_OP_GEMM_Q, op.impl.weight_type, op.impl.act_type), nullptr) << op.name;
+    }
+    EXPECT_EQ(gemm, gemv);
+    EXPECT_EQ(gemv, 15u);  // 12 quantized formats x Q8_32, F32 / F16 / BF16 x F32
+
+    const dense_op_impl* impl = host_.find_op(DENSE_OP_GEMM_Q, DENSE_TYPE_Q4_K, DENSE_TYPE_Q8_32);
+    ASSERT_NE(impl, nullptr);
+    constexpr int64_t kIn = 512, kOut = 16, kCols = 3, kStride = 20;  // floats between dst columns
+    struct Call {
+        dense_tensor_view src[2]{}, dst{};
+        dense_gemv_params params = dense::sdk::make_struct<dense_gemv_params>();
+        dense_op_call call = dense::sdk::make_struct<dense_op_call>();
+        uint32_t n_src = 2;
+        void bind() {
+            call.op_kind = DENSE_OP_GEMM_Q;
+            call.n_src = n_src;
+            call.src = src;
+            call.n_dst = 1;
+            call.dst = &dst;
+            call.params = &params;
+        }
+    };
+    auto view = [](uintptr_t at, dense_type_id t, std::array<int64_t, 2> ne, int64_t nb0, int64_t nb1) {
+        dense_tensor_view v{};
+        v.data = reinterpret_cast<void*>(at);
+        v.type = t;
+        v.device_kind = DENSE_DEVICE_CUDA;
+        v.ne[0] = ne[0];
+        v.ne[1] = ne[1];
+        v.ne[2] = v.ne[3] = 1;
+        v.nb[0] = nb0;
+        v.nb[1] = nb1;
+        v.nb[2] = v.nb[3] = nb1 * ne[1];
+        return v;
+    };
+    constexpr uintptr_t kW = 0x7f0000000000, kX = 0x7f0000100000, kY = 0x7f0000200000;
+    auto good = [&] {
+        Call c;
+        c.src[0] = view(kW, DENSE_TYPE_Q4_K, {kIn, kOut}, 144, 2 * 144);
+        c.src[1] = view(kX, DENSE_TYPE_Q8_32, {kIn * kCols, 1}, 40, kIn * kCols / 32 * 40);
+        c.dst = view(kY, DENSE_TYPE_F32, {kOut, kCols}, 4, 4 * kStride);
+        c.params.accumulate = 1;
+        return c;  // bind() after the copy
+    };
+    {
+        Call ok = good();
+        ok.bind();  // the views moved with the copy
+        EXPECT_EQ(impl->supports(impl->user, &ok.call), 1u) << host_.log_text();
+        ok.dst = view(kY, DENSE_TYPE_F32, {kOut, kCols}, 4, 4 * kOut);  // packed columns
+        ok.call.params = nullptr;
+        EXPECT_EQ(impl->supports(impl->user, &ok.call), 1u) << "packed columns, no params";
+    }
+    const std::vector<std::pair<const char*, std::function<void(Call&)>>> edits = {
+        {"activations of IN * (T - 1) elements", [](Call& c) { c.src[1].ne[0] -= kIn; }},
+        {"T = 2 against 3 activations", [](Call& c) { c.dst.ne[1] = 2; }},
+        {"dst rows differ from OUT", [](Call& c) { c.dst.ne[0] = kOut - 1; }},
+        {"column stride below 4 OUT", [](Call& c) { c.dst.nb[1] = 4 * (kOut - 1); }},
+        {"column stride not a multiple of 4", [](Call& c) { c.dst.nb[1] = 4 * kStride + 2; }},
+        {"dst is 3-D", [](Call& c) {
+             c.dst.ne[1] = 1;
+             c.dst.ne[2] = kCols;
+         }},
+        {"dst over the activations", [](Call& c) { c.dst.data = c.src[1].data; }},
+        {"last column over the activations",
+         [](Call& c) { c.dst.data = reinterpret_cast<void*>(kX - 2 * 4 * kStride); }},
+        {"dst over the weight", [](Call& c) { c.dst.data = reinterpret_cast<void*>(kW + 64); }},
+        {"activation codes not 16-byte aligned", [](Call& c) { c.src[1].data = reinterpret_cast<void*>(kX + 8); }},
+        {"activations of F32",
+         [&view](Call& c) { c.src[1] = view(kX, DENSE_TYPE_F32, {kIn * kCols, 1}, 4, 4 * kIn * kCols); }},
+        {"weight of another format", [](Call& c) { c.src[0].type = DENSE_TYPE_Q5_K; }},
+        {"weight on the CPU", [](Call& c) { c.src[0].device_kind = DENSE_DEVICE_CPU; }},
+        {"dst on another device", [](Call& c) { c.dst.device_index = 1; }},
+        {"params too small", [](Call& c) { c.params.hdr.struct_size = 8; }},
+        {"one source", [](Call& c) { c.n_src = 1; }},
+    };
+    for (const auto& [what, edit] : edits) {
+        Call c = good();
+        edit(c);
+        c.bind();
+        host_.clear_logs();
+        EXPECT_EQ(impl->supports(impl->user, &c.call), 0u) << what;
+        EXPECT_TRUE(host_.logs().empty()) << what << ": supports() must not log";
+        EXPECT_EQ(impl->run(impl->user, &c.call), DENSE_E_INVALID_ARGUMENT) << what;
+        EXPECT_EQ(host_.logs().size(), 1u) << what << "\n" << host_.log_text();
+    }
+
+    // A float weight pairs with F32 activations (as its GEMV), never with Q8_32.
+    const dense_op_impl* f32_impl = host_.find_op(DENSE_OP_GEMM_Q, DENSE_TYPE_F32, DENSE_TYPE_F32);
+    ASSERT_NE(f32_impl, nullptr);
+    Call f = good();
+    f.src[0] = view(kW, DENSE_TYPE_F32, {kIn, kOut}, 4, 4 * kIn);
+    f.src[1] = view(kX, DENSE_TYPE_F32, {kIn * kCols, 1}, 4, 4 * kIn * kCols);
+    f.bind();
+    EXPECT_EQ(f32_impl->supports(f32_impl->user, &f.call), 1u) << host_.log_text();
+    f.src[1] = view(kX, DENSE_TYPE_Q8_32, {kIn * kCols, 1}, 40, kIn * kCols / 32 * 40);
+    EXPECT_EQ(f32_impl->supports(f32_impl->user, &f.call), 0u);
 }
 
 TEST_P(CudaPackInit, WithoutAGpuDeviceCallsFailWithOneLogLineAndNoCrash) {

@@ -15,6 +15,19 @@
 #include <utility>
 
 namespace dense::cuda {
+
+std::string read_accumulate(const dense_op_call& c, bool& accumulate) {
+    accumulate = false;
+    if (c.params == nullptr) return {};
+    const auto* params = static_cast<const dense_gemv_params*>(c.params);
+    if (params->hdr.abi_major != DENSE_ABI_MAJOR) return "params has ABI major " + std::to_string(params->hdr.abi_major);
+    if (!dense::sdk::has_bytes(params, offsetof(dense_gemv_params, accumulate) + sizeof(uint32_t)))
+        return "params struct_size " + std::to_string(params->hdr.struct_size) +
+               " is too small for dense_gemv_params";
+    accumulate = dense::sdk::read_struct(params).accumulate != 0;
+    return {};
+}
+
 namespace {
 
 // Registry priority, as the dequantize ops (the key includes the device kind).
@@ -78,18 +91,6 @@ int64_t view_bytes(const dense_tensor_view& v, const CudaFormat& fmt) noexcept {
     return element_count(v) / fmt.block_elements * fmt.block_bytes;
 }
 
-// The optional dense_gemv_params; accumulate = false without them.
-std::string read_accumulate(const dense_op_call& c, bool& accumulate) {
-    accumulate = false;
-    if (c.params == nullptr) return {};
-    const auto* params = static_cast<const dense_gemv_params*>(c.params);
-    if (params->hdr.abi_major != DENSE_ABI_MAJOR) return "params has ABI major " + std::to_string(params->hdr.abi_major);
-    if (!dense::sdk::has_bytes(params, offsetof(dense_gemv_params, accumulate) + sizeof(uint32_t)))
-        return "params struct_size " + std::to_string(params->hdr.struct_size) +
-               " is too small for dense_gemv_params";
-    accumulate = dense::sdk::read_struct(params).accumulate != 0;
-    return {};
-}
 
 std::string validate_gemv(const OpContext& ctx, const dense_op_call& c, Prepared& p) {
     const CudaFormat& wf = *ctx.format;

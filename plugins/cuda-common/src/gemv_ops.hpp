@@ -16,9 +16,15 @@
 
 #include "pack_state.hpp"
 
+#include <string>
+
 namespace dense::cuda {
 
 // Appends the GEMV_Q and QUANTIZE_ACT contexts to state.ops.
 void plan_gemv_ops(PackState& state);
+
+// The call's optional dense_gemv_params (GEMV_Q, GEMM_Q): "" with `accumulate` set (false without
+// params), or why the params are refused.
+std::string read_accumulate(const dense_op_call& c, bool& accumulate);
 
 }  // namespace dense::cuda

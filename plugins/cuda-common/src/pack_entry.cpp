@@ -6,6 +6,7 @@
 #include "dequant_ops.hpp"
 #include "device_api.hpp"
 #include "formats.hpp"
+#include "gemm_ops.hpp"
 #include "gemv_ops.hpp"
 #include "pack_score.hpp"
 #include "pack_state.hpp"
@@ -40,6 +41,7 @@ dense_status init(dense::sdk::Host host, dense_pack** out) {
     // Each op family appends its contexts; one registration loop below.
     plan_dequant_ops(*state);
     plan_gemv_ops(*state);
+    plan_gemm_ops(*state);
     plan_activation_ops(*state);
     for (OpContext& ctx : state->ops) {
         const dense_status s = host.register_op(ctx.make_impl(ctx));

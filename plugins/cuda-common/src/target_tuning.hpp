@@ -38,6 +38,13 @@ inline constexpr int kGemvMaxSharedBytes = 48 * 1024;
 // Formats that declare kDirectLoads (Q4_K, Q5_K, IQ4_XS) read their weights straight into registers
 // instead of through the ring on matrices of >= 4096 rows: 10-25 % faster at the 27B shapes here.
 inline constexpr bool kGemvDirectLoads = true;
+// Quantized GEMM (GEMM_Q: T activations at once, kernels/gemm_launch.cuh): the GEMV kernel with up to
+// kGemmColumns columns per pass over a weight step, compiled for kGemmMinBlocksPerSm resident blocks
+// (up to 128 registers: the C sums, a column's activation and the step's decoded weights stay in
+// registers; ptxas uses 103-128 without spilling, sm_90 and sm_120). A step then costs C times the
+// dot products for the same bytes.
+inline constexpr int kGemmColumns = 8;
+inline constexpr int kGemmMinBlocksPerSm = 2;
 // Float-weight GEMV and the activation quantizer: plain one-warp-per-row / one-warp-per-block
 // kernels (small tensors; they never carry the bulk of a model's bytes).
 inline constexpr int kFloatGemvThreads = 256;
@@ -56,6 +63,8 @@ inline constexpr int kGemvBytesInFlightPerWarp = 3072;
 inline constexpr int kGemvMaxStages = 4;
 inline constexpr int kGemvMaxSharedBytes = 48 * 1024;
 inline constexpr bool kGemvDirectLoads = false;  // not measured on an RTX 50xx yet: the ring everywhere
+inline constexpr int kGemmColumns = 8;           // GEMM: as sm90 (not measured on an RTX 50xx yet)
+inline constexpr int kGemmMinBlocksPerSm = 2;
 inline constexpr int kFloatGemvThreads = 256;
 inline constexpr int kQuantizeThreads = 256;
 #else

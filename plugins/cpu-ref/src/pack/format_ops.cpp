@@ -62,19 +62,22 @@ std::string handle_gemv_q(const OpContext& ctx, const dense_op_call& c, Phase ph
                                &params);
         });
     if (!err.empty() || phase == Phase::Check) return err;
-    const int64_t in = c.src[0].ne[0], out = c.src[0].ne[1];
-    auto* y = static_cast<float*>(c.dst[0].data);
-    if (params.accumulate == 0) {
-        gemv_act(ctx.weight->type, ctx.act->type, c.src[0].data, in, out, c.src[1].data, y);
-        return {};
+    run_gemv(ctx, c.src[0].data, c.src[0].ne[0], c.src[0].ne[1], c.src[1].data, static_cast<float*>(c.dst[0].data),
+             params.accumulate != 0);
+    return {};
+}
+
+void run_gemv(const OpContext& ctx, const void* weight, int64_t in, int64_t out, const void* act, float* y,
+              bool accumulate) {
+    if (!accumulate) {
+        gemv_act(ctx.weight->type, ctx.act->type, weight, in, out, act, y);
+        return;
     }
     // Row by row, so a token step allocates nothing: y[r] + (W x)[r], one float rounding each.
     const uint64_t stride = row_bytes(ctx.weight->type, in);
-    const auto* rows = static_cast<const uint8_t*>(c.src[0].data);
+    const auto* rows = static_cast<const uint8_t*>(weight);
     for (int64_t r = 0; r < out; ++r)
-        y[r] += vec_dot_act(ctx.weight->type, ctx.act->type, rows + static_cast<uint64_t>(r) * stride, c.src[1].data,
-                            in);
-    return {};
+        y[r] += vec_dot_act(ctx.weight->type, ctx.act->type, rows + static_cast<uint64_t>(r) * stride, act, in);
 }
 
 // src1 (optional) I32 {1} row, read at run time; without it params.row (checked statically).

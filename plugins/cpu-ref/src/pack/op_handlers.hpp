@@ -30,6 +30,8 @@ std::string handle_gemv_q(const OpContext&, const dense_op_call&, Phase);
 std::string handle_embed_row(const OpContext&, const dense_op_call&, Phase);
 // gemv_multi_ops.cpp
 std::string handle_gemv_q_multi(const OpContext&, const dense_op_call&, Phase);
+// gemm_ops.cpp
+std::string handle_gemm_q(const OpContext&, const dense_op_call&, Phase);
 // norm_ops.cpp
 std::string handle_rms_norm(const OpContext&, const dense_op_call&, Phase);
 std::string handle_l2_norm(const OpContext&, const dense_op_call&, Phase);
@@ -47,6 +49,11 @@ std::string handle_swiglu(const OpContext&, const dense_op_call&, Phase);
 std::string handle_check_finite(const OpContext&, const dense_op_call&, Phase);
 
 // ---- helpers shared by the handlers ---------------------------------------------------------------
+
+// GEMV_Q's arithmetic (format_ops.cpp), for GEMM_Q's columns too: y = W x, or y += W x (each row's
+// dot product added to y[r] with one rounding). `act` holds `in` elements of ctx.act's format.
+void run_gemv(const OpContext& ctx, const void* weight, int64_t in, int64_t out, const void* act, float* y,
+              bool accumulate);
 
 // Exactly n_src sources and n_dst destinations, with non-NULL arrays.
 std::string check_counts(const dense_op_call& c, uint32_t n_src, uint32_t n_dst);

@@ -24,6 +24,7 @@ OpHandler handler_for(dense_op_kind kind) noexcept {
         case DENSE_OP_QUANTIZE_ACT: return handle_quantize_act;
         case DENSE_OP_GEMV_Q: return handle_gemv_q;
         case DENSE_OP_GEMV_Q_MULTI: return handle_gemv_q_multi;
+        case DENSE_OP_GEMM_Q: return handle_gemm_q;
         case DENSE_OP_EMBED_ROW: return handle_embed_row;
         case DENSE_OP_RMS_NORM: return handle_rms_norm;
         case DENSE_OP_ROPE: return handle_rope;
@@ -36,7 +37,7 @@ OpHandler handler_for(dense_op_kind kind) noexcept {
         case DENSE_OP_GDN_GATES: return handle_gdn_gates;
         case DENSE_OP_KV_STORE: return handle_kv_store;
         case DENSE_OP_CHECK_FINITE: return handle_check_finite;
-        default: return nullptr;  // GEMM_Q, ATTN_PREFILL, GDN_PREFILL: not in cpu-ref
+        default: return nullptr;  // ATTN_PREFILL, GDN_PREFILL: not in cpu-ref
     }
 }
 

@@ -42,6 +42,8 @@ void add_op(PackState& s, const dense::sdk::Host& host, dense_op_kind kind, cons
 //   DEQUANTIZE, EMBED_ROW:  every storable type (weight_type = the type, act_type NONE);
 //   GEMV_Q:                 every storable type with its activation format (formats.hpp), and every
 //                           quantized type also with Q8_32 (the oracle of the CUDA packs' GEMV);
+//   GEMM_Q:                 the same (weight, activation) pairs as GEMV_Q (ABI 1.9; each column is
+//                           that GEMV_Q, gemm_ops.cpp);
 //   QUANTIZE_ACT:           every activation format (Q8_K, Q8_0, Q8_32, and F32/F16/BF16 for the
 //                           float weights, so every GEMV_Q act type has a producer), weight_type NONE;
 //   GEMV_Q_MULTI:           one per activation format, weight_type NONE (any list of formats that
@@ -53,8 +55,10 @@ void plan_ops(PackState& s, const dense::sdk::Host& host) {
         if (!f.storable) continue;
         add_op(s, host, DENSE_OP_DEQUANTIZE, "dequantize", &f, nullptr);
         add_op(s, host, DENSE_OP_EMBED_ROW, "embed_row", &f, nullptr);
-        add_op(s, host, DENSE_OP_GEMV_Q, "gemv_q", &f, &format(f.act_type));
-        if (f.vec_dot_q8_32 != nullptr) add_op(s, host, DENSE_OP_GEMV_Q, "gemv_q", &f, &format(DENSE_TYPE_Q8_32));
+        for (const auto& [kind, name] : {std::pair{DENSE_OP_GEMV_Q, "gemv_q"}, std::pair{DENSE_OP_GEMM_Q, "gemm_q"}}) {
+            add_op(s, host, kind, name, &f, &format(f.act_type));
+            if (f.vec_dot_q8_32 != nullptr) add_op(s, host, kind, name, &f, &format(DENSE_TYPE_Q8_32));
+        }
     }
     for (const FormatKernels& f : all_formats())
         if (f.quantize != nullptr) {

@@ -15,6 +15,25 @@
 
 #include "decode_common.cuh"
 
+// Two flavours of this code. CUDA's __dp4a and __funnelshift_r are `asm volatile` statements, across
+// which the compiler neither merges nor moves loads. For the GEMV that is what it was tuned with; the
+// GEMM (gemm_launch.cuh, its own gemm_*.cu files) defines DENSE_GEMV_PURE_ASM = 1 before any include
+// and gets dp4a / funnel_r as plain asm (the same instructions, pure register arithmetic), so that
+// the C inlined units of its columns share the weight loads and decoding of a step. Plain asm in
+// the GEMV itself changes its sm_120 code, hence the two flavours. Everything of the pure flavour
+// (these helpers, the Dots, the kernel) lives in the inline namespace pure_asm: the two never meet
+// under one name, in one translation unit or across two.
+#ifndef DENSE_GEMV_PURE_ASM
+#define DENSE_GEMV_PURE_ASM 0
+#endif
+#if DENSE_GEMV_PURE_ASM
+#define DENSE_GEMV_FLAVOR_BEGIN inline namespace pure_asm {
+#define DENSE_GEMV_FLAVOR_END }
+#else
+#define DENSE_GEMV_FLAVOR_BEGIN
+#define DENSE_GEMV_FLAVOR_END
+#endif
+
 #if defined(__CUDACC__)
 #include <cuda_fp16.h>
 #endif
@@ -30,6 +49,7 @@
 #endif
 
 namespace dense::cuda::gemv {
+DENSE_GEMV_FLAVOR_BEGIN
 
 using decode::add;
 using decode::mul;
@@ -53,9 +73,13 @@ DENSE_DECODE_FN float half_to_float(uint32_t h) {
 #endif
 }
 
-// sum_k int8(a.byte k) * int8(b.byte k) + c
+// sum_k int8(a.byte k) * int8(b.byte k) + c (plain asm in the GEMM's flavor, see the top)
 DENSE_DECODE_FN int32_t dp4a(uint32_t a, uint32_t b, int32_t c) {
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) && DENSE_GEMV_PURE_ASM
+    int32_t r;
+    asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+#elif defined(__CUDA_ARCH__)
     return __dp4a(static_cast<int>(a), static_cast<int>(b), c);
 #else
     int32_t s = c;
@@ -79,9 +103,13 @@ DENSE_DECODE_FN uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
 #endif
 }
 
-// Low 32 bits of {hi:lo} >> sh (sh in [0, 31]).
+// Low 32 bits of {hi:lo} >> sh (sh in [0, 31]) (plain asm in the GEMM's flavor, see the top).
 DENSE_DECODE_FN uint32_t funnel_r(uint32_t lo, uint32_t hi, uint32_t sh) {
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) && DENSE_GEMV_PURE_ASM
+    uint32_t r;
+    asm("shf.r.wrap.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(lo), "r"(hi), "r"(sh));
+    return r;
+#elif defined(__CUDA_ARCH__)
     return __funnelshift_r(lo, hi, sh);
 #else
     return static_cast<uint32_t>(((static_cast<uint64_t>(hi) << 32) | lo) >> (sh & 31u));
@@ -332,4 +360,5 @@ DENSE_DECODE_FN uint32_t sub_bytes(uint32_t v, uint32_t c_bytes) {
     return ((v | 0x80808080u) - c_bytes) ^ 0x80808080u;
 }
 
+DENSE_GEMV_FLAVOR_END
 }  // namespace dense::cuda::gemv

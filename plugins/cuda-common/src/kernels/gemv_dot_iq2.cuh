@@ -10,6 +10,7 @@
 #include "gemv_common.cuh"
 
 namespace dense::cuda::gemv {
+DENSE_GEMV_FLAVOR_BEGIN
 
 // sum_e qa * grid * sign over one group of 8: grid entry g (8 magnitudes), 8-bit sign mask.
 DENSE_DECODE_FN int32_t iq_group8_dot(uint64_t g, uint32_t mask8, const uint32_t* act) {
@@ -79,4 +80,5 @@ struct IQ2_SDot {
     }
 };
 
+DENSE_GEMV_FLAVOR_END
 }  // namespace dense::cuda::gemv

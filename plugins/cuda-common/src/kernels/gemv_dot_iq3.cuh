@@ -8,6 +8,7 @@
 #include "gemv_common.cuh"
 
 namespace dense::cuda::gemv {
+DENSE_GEMV_FLAVOR_BEGIN
 
 // sum_e qa * grid * sign over one group: grid entries g1 (elements 0..3), g2 (4..7).
 DENSE_DECODE_FN int32_t iq3_group_dot(uint32_t g1, uint32_t g2, uint32_t mask8, const uint32_t* act, int32_t c) {
@@ -82,4 +83,5 @@ struct IQ3_SDot {
     }
 };
 
+DENSE_GEMV_FLAVOR_END
 }  // namespace dense::cuda::gemv

@@ -6,6 +6,7 @@
 #include "gemv_common.cuh"
 
 namespace dense::cuda::gemv {
+DENSE_GEMV_FLAVOR_BEGIN
 
 // 16 bytes of IQ4 nibbles (element e < 16: low nibble of byte e; e >= 16: high nibble of byte e-16)
 // dotted with the 8 code words of one activation block.
@@ -76,4 +77,5 @@ struct IQ4_XSDot {
     }
 };
 
+DENSE_GEMV_FLAVOR_END
 }  // namespace dense::cuda::gemv

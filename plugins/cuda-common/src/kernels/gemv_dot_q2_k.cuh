@@ -11,6 +11,7 @@
 #include "gemv_common.cuh"
 
 namespace dense::cuda::gemv {
+DENSE_GEMV_FLAVOR_BEGIN
 
 struct Q2_KDot {
     static constexpr int kBlockElems = 256;
@@ -49,4 +50,5 @@ struct Q2_KDot {
     }
 };
 
+DENSE_GEMV_FLAVOR_END
 }  // namespace dense::cuda::gemv

@@ -10,6 +10,7 @@
 #include "gemv_common.cuh"
 
 namespace dense::cuda::gemv {
+DENSE_GEMV_FLAVOR_BEGIN
 
 // Signed 6-bit scale (-32..31) of 16-element sub-block j from the 12 scale bytes as 3 words:
 // low 4 bits in byte j & 7 (low nibble for j < 8, high nibble for j >= 8), high 2 bits in byte
@@ -55,4 +56,5 @@ struct Q3_KDot {
     }
 };
 
+DENSE_GEMV_FLAVOR_END
 }  // namespace dense::cuda::gemv

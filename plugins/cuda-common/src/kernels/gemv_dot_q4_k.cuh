@@ -9,6 +9,7 @@
 #include "gemv_common.cuh"
 
 namespace dense::cuda::gemv {
+DENSE_GEMV_FLAVOR_BEGIN
 
 struct KScaleMin6 {
     int32_t scale;  // 0..63
@@ -69,4 +70,5 @@ struct Q4_KDot {
     }
 };
 
+DENSE_GEMV_FLAVOR_END
 }  // namespace dense::cuda::gemv

@@ -8,6 +8,7 @@
 #include "gemv_dot_q4_k.cuh"
 
 namespace dense::cuda::gemv {
+DENSE_GEMV_FLAVOR_BEGIN
 
 struct Q5_KDot {
     static constexpr int kBlockElems = 256;
@@ -37,4 +38,5 @@ struct Q5_KDot {
     }
 };
 
+DENSE_GEMV_FLAVOR_END
 }  // namespace dense::cuda::gemv

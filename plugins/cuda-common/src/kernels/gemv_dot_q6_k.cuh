@@ -10,6 +10,7 @@
 #include "gemv_common.cuh"
 
 namespace dense::cuda::gemv {
+DENSE_GEMV_FLAVOR_BEGIN
 
 struct Q6_KDot {
     static constexpr int kBlockElems = 256;
@@ -46,4 +47,5 @@ struct Q6_KDot {
     }
 };
 
+DENSE_GEMV_FLAVOR_END
 }  // namespace dense::cuda::gemv

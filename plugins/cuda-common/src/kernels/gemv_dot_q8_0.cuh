@@ -16,6 +16,7 @@
 #include "gemv_common.cuh"
 
 namespace dense::cuda::gemv {
+DENSE_GEMV_FLAVOR_BEGIN
 
 struct Q8_0Dot {
     static constexpr int kBlockElems = 32;
@@ -40,4 +41,5 @@ struct Q8_0Dot {
     }
 };
 
+DENSE_GEMV_FLAVOR_END
 }  // namespace dense::cuda::gemv

@@ -121,4 +121,35 @@ cudaError_t launch_gemv_bf16(const GemvLaunch& call, cudaStream_t stream) {
     return launch_float<FloatKind::BF16>(call, stream);
 }
 
+// GEMM_Q of a float weight: its GEMV once per column, each on that column's activation and dst, so
+// column j is the GEMV of activation j by construction (float weights are rare and small: no
+// batched kernel for them).
+namespace {
+
+template <FloatKind K>
+cudaError_t launch_float_columns(const GemmLaunch& g, cudaStream_t stream) {
+    for (int64_t j = 0; j < g.cols; ++j) {
+        GemvLaunch c = g.matrix;
+        c.act = static_cast<const float*>(g.matrix.act) + j * g.matrix.in;
+        c.dst = g.matrix.dst + j * g.dst_col_stride;
+        const cudaError_t err = launch_float<K>(c, stream);
+        if (err != cudaSuccess) return err;
+    }
+    return cudaSuccess;
+}
+
+}  // namespace
+
+cudaError_t launch_gemm_f32(const GemmLaunch& call, cudaStream_t stream) {
+    return launch_float_columns<FloatKind::F32>(call, stream);
+}
+
+cudaError_t launch_gemm_f16(const GemmLaunch& call, cudaStream_t stream) {
+    return launch_float_columns<FloatKind::F16>(call, stream);
+}
+
+cudaError_t launch_gemm_bf16(const GemmLaunch& call, cudaStream_t stream) {
+    return launch_float_columns<FloatKind::BF16>(call, stream);
+}
+
 }  // namespace dense::cuda

@@ -28,6 +28,14 @@
 //   each lane adds its terms in step order (term of block 2u, then 2u+1), the 4 lanes of a row are
 //   combined by a fixed xor-shuffle tree ((u0+u1)+(u2+u3)), the ks slices in slice order; with
 //   accumulate the sum is added to dst last (one rounding).
+//
+// Columns (GEMM_Q, gemm_launch.cuh): with C > 1 the kernel multiplies one matrix by up to C
+// activations per pass. A warp's step crosses DRAM once for its C columns (staged once in shared
+// memory, or loaded once by the direct variant) and is decoded once: each column runs Dot::unit on it
+// with its own activation, and the compiler shares the weight loads and decoding of the C inlined
+// units (for_columns). Each column keeps its own sum in the order above, so every column is bit for
+// bit the GEMV of its activation (the K split is the GEMV's, ks_of of the matrix's rows). C = 1
+// compiles to exactly the GEMV's code (see "columns" below).
 #pragma once
 
 #include "kernels/launch_chain.cuh"
@@ -45,6 +53,7 @@
 #include <type_traits>
 
 namespace dense::cuda::gemv {
+DENSE_GEMV_FLAVOR_BEGIN
 
 inline constexpr int kWarps = tuning::kGemvWarps;
 inline constexpr int kThreads = 32 * kWarps;
@@ -61,8 +70,10 @@ DENSE_GEMV_CONSTEXPR int table_bytes(IqTable t) {
 }
 
 // Shared-memory geometry of a format's kernel. A warp's work item is G consecutive steps of its
-// row tile (G x 8 rows x step bytes, about kGemvItemBytes); its ring holds P items.
-template <class Dot>
+// row tile (G x 8 rows x step bytes, about kGemvItemBytes); its ring holds P items. C columns (GEMM)
+// need C times the K-split partials; where that leaves too little room, G (or P) shrinks, which
+// changes how the steps are batched into copies, never the order in which they are summed.
+template <class Dot, int C = 1>
 struct Staging {
     // 16-byte chunks covering g steps of one row at any start offset: ceil((15 + bytes) / 16).
     static DENSE_GEMV_CONSTEXPR int max_chunks(int g) { return (g * Dot::kStepBytes + 30) / 16; }
@@ -70,7 +81,8 @@ struct Staging {
     // number of chunks so the 8 row slots start in 8 different 16-byte bank groups.
     static DENSE_GEMV_CONSTEXPR int slot_bytes(int g) { return 16 * ((max_chunks(g) + 1) | 1); }
     static DENSE_GEMV_CONSTEXPR int shared_bytes(int g, int stages) {
-        return kWarps * stages * kRowsPerWarp * slot_bytes(g) + table_bytes(Dot::kTable) + 2 * kWarps * kRowsPerWarp * 4;
+        return kWarps * stages * kRowsPerWarp * slot_bytes(g) + table_bytes(Dot::kTable) +
+               2 * C * kWarps * kRowsPerWarp * 4;
     }
     static DENSE_GEMV_CONSTEXPR int pick_group() {
         int g = tuning::kGemvItemBytes / (kRowsPerWarp * Dot::kStepBytes);
@@ -119,6 +131,15 @@ struct GemvKernelArgs {
     int64_t n_block_tiles; // sum over the matrices of ceil(ceil(rows / 8) / (8 / ks))
     ActView act;
     int accumulate;
+    // GEMM only (kernels of C > 1 columns, gemm_launch.cuh; a GEMV leaves them 0): `act` is the whole
+    // Q8_32 vector of n_cols activations (column j: codes at q + j IN, scales at d + j IN/32 and
+    // s + j IN/32), column j of dst starts at mats[0].dst + j dst_col_stride. Block tiles are virtual:
+    // tile t is block tile t / n_groups of the matrix for columns [C (t % n_groups), + C), so the
+    // column groups of one row tile run side by side and read its weights from DRAM once.
+    int n_cols;
+    int n_groups;
+    int64_t dst_col_stride;  // floats
+    int act_pairs_aligned;   // IN/32 even: every column's (d, s) pairs are 8-byte aligned
 };
 
 // Which matrix block tile `bt` belongs to, and the first row of that tile in it (block tiles of
@@ -131,10 +152,14 @@ struct TileAt {
     int m;
     int64_t row0;
 };
-// With `row_in_tile` = the row's offset inside its block tile (rws row tiles of 8 rows).
-template <int M>
+// With `row_in_tile` = the row's offset inside its block tile (rws row tiles of 8 rows). C > 1 (a
+// GEMM, one matrix): `bt` is a virtual tile (GemvKernelArgs), its columns come from column_group.
+template <int M, int C = 1>
 __device__ __forceinline__ TileAt tile_at(const GemvKernelArgs& p, int64_t bt, int rws, int row_in_tile) {
-    if constexpr (M == 1) {
+    if constexpr (C > 1) {
+        static_assert(M == 1, "a GEMM multiplies one matrix");
+        return {0, bt / p.n_groups * rws * kRowsPerWarp + row_in_tile};
+    } else if constexpr (M == 1) {
         return {0, bt * rws * kRowsPerWarp + row_in_tile};  // the single-matrix arithmetic
     } else {
         int m = 0;
@@ -146,6 +171,113 @@ __device__ __forceinline__ TileAt tile_at(const GemvKernelArgs& p, int64_t bt, i
                 begin = p.mats[j].tile_end;
             }
         return {m, (bt - begin) * rws * kRowsPerWarp + row_in_tile};
+    }
+}
+
+// ---- columns (GEMM) ------------------------------------------------------------------------------
+// A kernel of C > 1 columns multiplies one matrix by C activations of a GEMM (gemm_launch.cuh). Each
+// column is summed exactly like a GEMV of that activation alone: the same terms (Dot::unit on the same
+// weight bytes), added per lane in step order, by the same shuffle tree, the K slices in order.
+// C = 1 is the GEMV, and its code must stay what it was (the lone-GEMV micro-bench is sensitive to
+// it, docs/perf-notes.md session 12): the kernels keep the GEMV's own statements under
+// `if constexpr (C == 1)` and a plain float sum. That is checked on the cubin's bytes: a loop of one
+// column, an array of one sum, or a lambda or helper taking the sum by reference each reorder the
+// GEMV's instructions.
+
+// A lane's sums, one per column; `ColumnSums<C> acc{}` starts them at 0.
+template <int C>
+using ColumnSums = std::conditional_t<C == 1, float, float[C]>;
+
+// The columns of a virtual tile: the first, and how many exist (the last group may be short). Both
+// are block-uniform. A GEMV has nothing to carry.
+template <int C>
+struct ColumnGroup {
+    int col0 = 0;
+    int n = 0;
+};
+template <>
+struct ColumnGroup<1> {};
+
+template <int C>
+__device__ __forceinline__ ColumnGroup<C> column_group(const GemvKernelArgs& p, int64_t bt) {
+    if constexpr (C == 1) {
+        (void)p;
+        (void)bt;
+        return {};
+    } else {
+        const int col0 = static_cast<int>(bt % p.n_groups) * C;
+        return {col0, min(C, p.n_cols - col0)};
+    }
+}
+
+// f(c, column) for the columns c of group g in order, unrolled (C > 1 only). Column 0 always exists
+// and a later column runs only after the one before (a break, not a test per column), so column 0's
+// code dominates the others' and the compiler reuses what they share with it: the step's weight
+// words and their decoding (gemv_common.cuh, load_column_pair below say what else that needs).
+template <int C, class F>
+__device__ __forceinline__ void for_columns(const ColumnGroup<C>& g, F&& f) {
+    static_assert(C > 1, "a GEMV runs its own statements");
+    f(0, g.col0);
+#pragma unroll
+    for (int c = 1; c < C; ++c) {
+        if (c >= g.n) break;
+        f(c, g.col0 + c);
+    }
+}
+
+// The activation of column `col`.
+__device__ __forceinline__ ActView column_act(const GemvKernelArgs& p, int col) {
+    const int64_t blocks = static_cast<int64_t>(col) * p.act_blocks;
+    return {p.act.q + 32 * blocks, p.act.d + blocks, p.act.s + blocks};
+}
+
+// Row `row` of column `col` of the matrix gets `v` (or += v).
+__device__ __forceinline__ void store_column(const GemvKernelArgs& p, const GemvMatrix& mat, int col, int64_t row,
+                                             float v) {
+    float* const dst = mat.dst + static_cast<int64_t>(col) * p.dst_col_stride;
+    dst[row] = p.accumulate ? add(dst[row], v) : v;
+}
+
+// Activation block b of a column into half k of `a`; blocks b, b + 1 (b even) of column `col` into
+// both halves. Plain loads (L1-cached like __ldg's), because __ldg is an `asm volatile` statement: the
+// compiler could not reuse the weight words and decoding of the column before across it, and would
+// decode the step again for every column. A column past the first starts IN/32 scale floats further
+// on, so for odd IN/32 its (d, s) pairs are only 4-byte aligned: then single loads (the same values).
+__device__ __forceinline__ void load_column_block(const ActView& act, int64_t b, ActUnit& a, int k) {
+    const int4* src = reinterpret_cast<const int4*>(act.q + 32 * b);
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+        const int4 v = src[i];
+        a.q[8 * k + 4 * i + 0] = static_cast<uint32_t>(v.x);
+        a.q[8 * k + 4 * i + 1] = static_cast<uint32_t>(v.y);
+        a.q[8 * k + 4 * i + 2] = static_cast<uint32_t>(v.z);
+        a.q[8 * k + 4 * i + 3] = static_cast<uint32_t>(v.w);
+    }
+    a.d[k] = act.d[b];
+    a.s[k] = act.s[b];
+}
+
+__device__ __forceinline__ void load_column_pair(const GemvKernelArgs& p, int col, int64_t b, ActUnit& a) {
+    const ActView act = column_act(p, col);
+    if (p.act_pairs_aligned) {
+        const int4* src = reinterpret_cast<const int4*>(act.q + 32 * b);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int4 v = src[i];
+            a.q[4 * i + 0] = static_cast<uint32_t>(v.x);
+            a.q[4 * i + 1] = static_cast<uint32_t>(v.y);
+            a.q[4 * i + 2] = static_cast<uint32_t>(v.z);
+            a.q[4 * i + 3] = static_cast<uint32_t>(v.w);
+        }
+        const float2 d = *reinterpret_cast<const float2*>(act.d + b);
+        const float2 sv = *reinterpret_cast<const float2*>(act.s + b);
+        a.d[0] = d.x;
+        a.d[1] = d.y;
+        a.s[0] = sv.x;
+        a.s[1] = sv.y;
+    } else {
+        load_column_block(act, b, a, 0);
+        load_column_block(act, b + 1, a, 1);
     }
 }
 
@@ -197,9 +329,15 @@ __device__ void stage_tables(uint8_t* at, IqTables& t) {
     }
 }
 
-template <class Dot, int A, int M>
-__global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_q_kernel(const __grid_constant__ GemvKernelArgs p) {
-    using S = Staging<Dot>;
+// Resident blocks per SM the kernels are compiled for: the GEMV's (64 registers a thread), or for C
+// columns the GEMM's, which keeps C sums and a column's activation in registers besides the
+// decoded weights.
+template <int C>
+inline constexpr int kMinBlocksPerSm = C == 1 ? tuning::kGemvMinBlocksPerSm : tuning::kGemmMinBlocksPerSm;
+
+template <class Dot, int A, int M, int C = 1>
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<C>) gemv_q_kernel(const __grid_constant__ GemvKernelArgs p) {
+    using S = Staging<Dot, C>;
     constexpr int G = S::kGroup;
     constexpr int P = S::kStages;
     constexpr int kChunkIters = (S::kMaxChunks + 3) / 4;  // chunks per lane per item (4 lanes a row)
@@ -226,7 +364,7 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_q_
     // This lane's matrix and row (in that matrix) in the block's t-th tile (rows past a matrix's end:
     // its last row, whose address is harmless; such a lane copies nothing, its results are dropped).
     auto lane_row = [&](int64_t t) -> TileAt {
-        return tile_at<M>(p, static_cast<int64_t>(blockIdx.x) + t * gridDim.x, rws, rw * kRowsPerWarp + r8);
+        return tile_at<M, C>(p, static_cast<int64_t>(blockIdx.x) + t * gridDim.x, rws, rw * kRowsPerWarp + r8);
     };
     auto row_start = [&](const TileAt& at) -> uintptr_t {
         const GemvMatrix& mat = p.mats[at.m];
@@ -307,7 +445,8 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_q_
     int group = 0, slot = 0;
     TileAt at = lane_row(0);
     uintptr_t my_base = row_start(at);
-    float acc = 0.0f;
+    ColumnGroup<C> cols = column_group<C>(p, blockIdx.x);
+    ColumnSums<C> acc{};  // one sum per column, each in the GEMV's order
     for (int64_t i = 0; i < n_items; ++i) {
         if (i + P - 1 < n_items) issue_next();
         cp_async_commit();
@@ -326,15 +465,34 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_q_
                 ActUnit a;
                 float term[2];
                 if (!partial_last || step0 + g < p.steps - 1) {
-                    load_act_pair(p.act, b, a);
-                    Dot::template unit<A>(data, u, a, tables, term);
-                    acc = add(add(acc, term[0]), term[1]);
+                    if constexpr (C == 1) {
+                        load_act_pair(p.act, b, a);
+                        Dot::template unit<A>(data, u, a, tables, term);
+                        acc = add(add(acc, term[0]), term[1]);
+                    } else {  // the step's staged bytes serve every column: its decode is common to them
+                        for_columns<C>(cols, [&](int c, int col) {
+                            load_column_pair(p, col, b, a);
+                            Dot::template unit<A>(data, u, a, tables, term);
+                            acc[c] = add(add(acc[c], term[0]), term[1]);
+                        });
+                    }
                 } else {  // a partial last step: blocks past the end read the last one, terms dropped
-                    load_act_block(p.act, min(b, p.act_blocks - 1), a, 0);
-                    load_act_block(p.act, min(b + 1, p.act_blocks - 1), a, 1);
-                    Dot::template unit<A>(data, u, a, tables, term);
-                    if (b < p.act_blocks) acc = add(acc, term[0]);
-                    if (b + 1 < p.act_blocks) acc = add(acc, term[1]);
+                    if constexpr (C == 1) {
+                        load_act_block(p.act, min(b, p.act_blocks - 1), a, 0);
+                        load_act_block(p.act, min(b + 1, p.act_blocks - 1), a, 1);
+                        Dot::template unit<A>(data, u, a, tables, term);
+                        if (b < p.act_blocks) acc = add(acc, term[0]);
+                        if (b + 1 < p.act_blocks) acc = add(acc, term[1]);
+                    } else {
+                        for_columns<C>(cols, [&](int c, int col) {
+                            const ActView act = column_act(p, col);
+                            load_column_block(act, min(b, p.act_blocks - 1), a, 0);
+                            load_column_block(act, min(b + 1, p.act_blocks - 1), a, 1);
+                            Dot::template unit<A>(data, u, a, tables, term);
+                            if (b < p.act_blocks) acc[c] = add(acc[c], term[0]);
+                            if (b + 1 < p.act_blocks) acc[c] = add(acc[c], term[1]);
+                        });
+                    }
                 }
             }
         }
@@ -343,30 +501,66 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_q_
 
         if (++group == n_g) {  // the warp's slice of this row tile is complete
             group = 0;
-            acc = add(acc, __shfl_xor_sync(0xFFFFFFFFu, acc, 1));
-            acc = add(acc, __shfl_xor_sync(0xFFFFFFFFu, acc, 2));
+            if constexpr (C == 1) {
+                acc = add(acc, __shfl_xor_sync(0xFFFFFFFFu, acc, 1));
+                acc = add(acc, __shfl_xor_sync(0xFFFFFFFFu, acc, 2));
+            } else {
+                for_columns<C>(cols, [&](int c, int) {
+                    acc[c] = add(acc[c], __shfl_xor_sync(0xFFFFFFFFu, acc[c], 1));
+                    acc[c] = add(acc[c], __shfl_xor_sync(0xFFFFFFFFu, acc[c], 2));
+                });
+            }
             const GemvMatrix& mat = p.mats[at.m];
             if (ks == 1) {
-                if (u == 0 && at.row0 < mat.rows) mat.dst[at.row0] = p.accumulate ? add(mat.dst[at.row0], acc) : acc;
+                if constexpr (C == 1) {
+                    if (u == 0 && at.row0 < mat.rows) mat.dst[at.row0] = p.accumulate ? add(mat.dst[at.row0], acc) : acc;
+                } else {
+                    for_columns<C>(cols, [&](int c, int col) {
+                        if (u == 0 && at.row0 < mat.rows) store_column(p, mat, col, at.row0, acc[c]);
+                    });
+                }
             } else {
                 // Every warp of the block reaches this barrier once per block tile (they share the
                 // tile sequence), so the count matches; the parity buffer lets the next tile's
-                // partials land while warp kw = 0 still reads these.
+                // partials land while warp kw = 0 still reads these. Column c's partials sit in
+                // their own C-th of each parity half.
                 const int parity = static_cast<int>(tile & 1);
-                if (u == 0) red[(parity * kWarps + warp) * kRowsPerWarp + r8] = acc;
+                if constexpr (C == 1) {
+                    if (u == 0) red[(parity * kWarps + warp) * kRowsPerWarp + r8] = acc;
+                } else {
+                    for_columns<C>(cols, [&](int c, int) {
+                        if (u == 0) red[((parity * C + c) * kWarps + warp) * kRowsPerWarp + r8] = acc[c];
+                    });
+                }
                 __syncthreads();
                 if (kw == 0 && lane < kRowsPerWarp) {
-                    const float* part = red + (parity * kWarps + rw * ks) * kRowsPerWarp + lane;
-                    float sum = part[0];
-                    for (int j = 1; j < ks; ++j) sum = add(sum, part[j * kRowsPerWarp]);
-                    const int64_t out_row = at.row0 - r8 + lane;
-                    if (out_row < mat.rows) mat.dst[out_row] = p.accumulate ? add(mat.dst[out_row], sum) : sum;
+                    if constexpr (C == 1) {
+                        const float* part = red + (parity * kWarps + rw * ks) * kRowsPerWarp + lane;
+                        float sum = part[0];
+                        for (int j = 1; j < ks; ++j) sum = add(sum, part[j * kRowsPerWarp]);
+                        const int64_t out_row = at.row0 - r8 + lane;
+                        if (out_row < mat.rows) mat.dst[out_row] = p.accumulate ? add(mat.dst[out_row], sum) : sum;
+                    } else {
+                        for_columns<C>(cols, [&](int c, int col) {
+                            const float* part = red + ((parity * C + c) * kWarps + rw * ks) * kRowsPerWarp + lane;
+                            float sum = part[0];
+                            for (int j = 1; j < ks; ++j) sum = add(sum, part[j * kRowsPerWarp]);
+                            const int64_t out_row = at.row0 - r8 + lane;
+                            if (out_row < mat.rows) store_column(p, mat, col, out_row, sum);
+                        });
+                    }
                 }
             }
-            acc = 0.0f;
+            if constexpr (C == 1) {
+                acc = 0.0f;
+            } else {
+#pragma unroll
+                for (int c = 0; c < C; ++c) acc[c] = 0.0f;
+            }
             ++tile;
             at = lane_row(tile);
             my_base = row_start(at);
+            cols = column_group<C>(p, static_cast<int64_t>(blockIdx.x) + tile * gridDim.x);
         }
     }
     cp_async_wait<0>();
@@ -397,12 +591,12 @@ struct DirectLoadFormat : std::false_type {};
 template <class D>
 struct DirectLoadFormat<D, std::void_t<decltype(D::kDirectLoads)>> : std::bool_constant<D::kDirectLoads> {};
 
-template <class Dot, int A, int M>
-__global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_direct_kernel(const __grid_constant__ GemvKernelArgs p) {
+template <class Dot, int A, int M, int C = 1>
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<C>) gemv_direct_kernel(const __grid_constant__ GemvKernelArgs p) {
     static_assert(A >= 8, "direct loads need the aligned fast path of the format's unit");
     constexpr int kTableSmem = table_bytes(Dot::kTable) > 0 ? table_bytes(Dot::kTable) : 16;
     __shared__ __align__(16) uint8_t table[kTableSmem];
-    __shared__ float red[2][kWarps][kRowsPerWarp];
+    __shared__ float red[2][C][kWarps][kRowsPerWarp];
     const int warp = static_cast<int>(threadIdx.x >> 5);
     const int lane = static_cast<int>(threadIdx.x & 31);
     const int r8 = lane >> 2, u = lane & 3;
@@ -415,7 +609,7 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_di
     // Weights are immutable: ask L2 for this lane's share of its first two steps before waiting for
     // the kernel before (launch_chain.cuh), so the stream starts during that kernel's tail.
     if (blockIdx.x < p.n_block_tiles) {
-        const TileAt at = tile_at<M>(p, blockIdx.x, rws, rw * kRowsPerWarp + r8);
+        const TileAt at = tile_at<M, C>(p, blockIdx.x, rws, rw * kRowsPerWarp + r8);
         const uint8_t* first = row_base(at.m, at.row0) +
                                static_cast<int64_t>(s_begin) * Dot::kStepBytes;
         const int span = min(2, s_end - s_begin) * Dot::kStepBytes;
@@ -429,46 +623,94 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvMinBlocksPerSm) gemv_di
 
     int parity = 0;
     for (int64_t bt = blockIdx.x; bt < p.n_block_tiles; bt += gridDim.x, parity ^= 1) {
-        const TileAt at = tile_at<M>(p, bt, rws, rw * kRowsPerWarp);
+        const TileAt at = tile_at<M, C>(p, bt, rws, rw * kRowsPerWarp);
         const GemvMatrix& mat = p.mats[at.m];
         const int64_t row0 = at.row0;  // the warp's row tile in its matrix
         const int64_t row = row0 + r8;
         const uint8_t* base = row_base(at.m, row);
-        float acc = 0.0f;
+        const ColumnGroup<C> cols = column_group<C>(p, bt);
+        ColumnSums<C> acc{};  // one sum per column, each in the GEMV's order
         if (row0 < mat.rows) {  // warp-uniform; lanes of rows past the end read the last row, dropped
             int s = s_begin;
-            for (; s + 2 <= s_end; s += 2) {
+            if constexpr (C == 1) {
+                for (; s + 2 <= s_end; s += 2) {
 #pragma unroll
-                for (int j = 0; j < 2; ++j) {
+                    for (int j = 0; j < 2; ++j) {
+                        ActUnit a;
+                        load_act_pair(p.act, (s + j) * 8 + 2 * u, a);
+                        float term[2];
+                        Dot::template unit<A>(base + static_cast<int64_t>(s + j) * Dot::kStepBytes, u, a, tables, term);
+                        acc = add(add(acc, term[0]), term[1]);
+                    }
+                }
+                if (s < s_end) {
                     ActUnit a;
-                    load_act_pair(p.act, (s + j) * 8 + 2 * u, a);
+                    load_act_pair(p.act, s * 8 + 2 * u, a);
                     float term[2];
-                    Dot::template unit<A>(base + static_cast<int64_t>(s + j) * Dot::kStepBytes, u, a, tables, term);
+                    Dot::template unit<A>(base + static_cast<int64_t>(s) * Dot::kStepBytes, u, a, tables, term);
                     acc = add(add(acc, term[0]), term[1]);
                 }
-            }
-            if (s < s_end) {
-                ActUnit a;
-                load_act_pair(p.act, s * 8 + 2 * u, a);
-                float term[2];
-                Dot::template unit<A>(base + static_cast<int64_t>(s) * Dot::kStepBytes, u, a, tables, term);
-                acc = add(add(acc, term[0]), term[1]);
+            } else {
+                // The terms of step s_at for every column: the step's weight words serve them all.
+                auto step_terms = [&](int s_at) {
+                    const uint8_t* step = base + static_cast<int64_t>(s_at) * Dot::kStepBytes;
+                    for_columns<C>(cols, [&](int c, int col) {
+                        ActUnit a;
+                        load_column_pair(p, col, s_at * 8 + 2 * u, a);
+                        float term[2];
+                        Dot::template unit<A>(step, u, a, tables, term);
+                        acc[c] = add(add(acc[c], term[0]), term[1]);
+                    });
+                };
+                for (; s + 2 <= s_end; s += 2) {
+#pragma unroll
+                    for (int j = 0; j < 2; ++j) step_terms(s + j);
+                }
+                if (s < s_end) step_terms(s);
             }
         }
-        acc = add(acc, __shfl_xor_sync(0xFFFFFFFFu, acc, 1));
-        acc = add(acc, __shfl_xor_sync(0xFFFFFFFFu, acc, 2));
+        if constexpr (C == 1) {
+            acc = add(acc, __shfl_xor_sync(0xFFFFFFFFu, acc, 1));
+            acc = add(acc, __shfl_xor_sync(0xFFFFFFFFu, acc, 2));
+        } else {
+            for_columns<C>(cols, [&](int c, int) {
+                acc[c] = add(acc[c], __shfl_xor_sync(0xFFFFFFFFu, acc[c], 1));
+                acc[c] = add(acc[c], __shfl_xor_sync(0xFFFFFFFFu, acc[c], 2));
+            });
+        }
         if (ks == 1) {
-            if (u == 0 && row < mat.rows) mat.dst[row] = p.accumulate ? add(mat.dst[row], acc) : acc;
+            if constexpr (C == 1) {
+                if (u == 0 && row < mat.rows) mat.dst[row] = p.accumulate ? add(mat.dst[row], acc) : acc;
+            } else {
+                for_columns<C>(cols, [&](int c, int col) {
+                    if (u == 0 && row < mat.rows) store_column(p, mat, col, row, acc[c]);
+                });
+            }
         } else {
             // As in gemv_q_kernel: every warp of the block passes this barrier once per block tile;
             // the parity buffer lets the next tile's partials land while these are read.
-            if (u == 0) red[parity][warp][r8] = acc;
+            if constexpr (C == 1) {
+                if (u == 0) red[parity][0][warp][r8] = acc;
+            } else {
+                for_columns<C>(cols, [&](int c, int) {
+                    if (u == 0) red[parity][c][warp][r8] = acc[c];
+                });
+            }
             __syncthreads();
             if (kw == 0 && lane < kRowsPerWarp) {
-                float sum = red[parity][rw * ks][lane];
-                for (int j = 1; j < ks; ++j) sum = add(sum, red[parity][rw * ks + j][lane]);
-                const int64_t out_row = row0 + lane;
-                if (out_row < mat.rows) mat.dst[out_row] = p.accumulate ? add(mat.dst[out_row], sum) : sum;
+                if constexpr (C == 1) {
+                    float sum = red[parity][0][rw * ks][lane];
+                    for (int j = 1; j < ks; ++j) sum = add(sum, red[parity][0][rw * ks + j][lane]);
+                    const int64_t out_row = row0 + lane;
+                    if (out_row < mat.rows) mat.dst[out_row] = p.accumulate ? add(mat.dst[out_row], sum) : sum;
+                } else {
+                    for_columns<C>(cols, [&](int c, int col) {
+                        float sum = red[parity][c][rw * ks][lane];
+                        for (int j = 1; j < ks; ++j) sum = add(sum, red[parity][c][rw * ks + j][lane]);
+                        const int64_t out_row = row0 + lane;
+                        if (out_row < mat.rows) store_column(p, mat, col, out_row, sum);
+                    });
+                }
             }
         }
     }
@@ -540,9 +782,9 @@ cudaError_t launch_balanced(const GemvKernelArgs& args, cudaStream_t stream) {
     return cudaGetLastError();
 }
 
-template <class Dot, int A, int M>
+template <class Dot, int A, int M, int C = 1>
 cudaError_t launch_gemv_as(const GemvKernelArgs& args, cudaStream_t stream) {
-    return launch_balanced<gemv_q_kernel<Dot, A, M>, Staging<Dot>::kSharedBytes>(args, stream);
+    return launch_balanced<gemv_q_kernel<Dot, A, M, C>, Staging<Dot, C>::kSharedBytes>(args, stream);
 }
 
 // Whether a launch takes the direct variant: the format reads wide aligned fields, this arch's
@@ -569,19 +811,20 @@ bool use_direct_loads(const GemvKernelArgs& p, int64_t in, int64_t total_rows) {
     }
 }
 
-// The kernel for filled-in arguments of up to M matrices.
-template <class Dot, int M>
+// The kernel for filled-in arguments of up to M matrices (C columns: a GEMM's column groups). The
+// variants sum in the same order, so which one runs never changes a bit.
+template <class Dot, int M, int C = 1>
 cudaError_t launch_gemv_args(const GemvKernelArgs& p, int64_t in, int64_t total_rows, cudaStream_t stream) {
     if constexpr (DirectLoadFormat<Dot>::value && tuning::kGemvDirectLoads) {
         if (use_direct_loads<Dot>(p, in, total_rows))
-            return launch_balanced<gemv_direct_kernel<Dot, Dot::kAlign, M>, 0>(p, stream);
+            return launch_balanced<gemv_direct_kernel<Dot, Dot::kAlign, M, C>, 0>(p, stream);
     }
     if constexpr (Dot::kAlign > 2) {
         // Every step of a 16-byte-aligned matrix is kAlign-aligned (row_bytes is a multiple of the
         // step size, itself a multiple of kAlign); otherwise the any-alignment path.
-        if (all_aligned16(p)) return launch_gemv_as<Dot, Dot::kAlign, M>(p, stream);
+        if (all_aligned16(p)) return launch_gemv_as<Dot, Dot::kAlign, M, C>(p, stream);
     }
-    return launch_gemv_as<Dot, 2, M>(p, stream);
+    return launch_gemv_as<Dot, 2, M, C>(p, stream);
 }
 
 // The K split a matrix of `rows` rows gets, alone or in a list: its own rows decide it, so a matrix
@@ -592,38 +835,51 @@ inline int ks_of(int64_t rows, int steps) {
 
 // One launch over calls[0 .. n) (1 <= n <= kMaxMatrices): the same format, input length, activation
 // and accumulate flag (gemv_launchers.hpp), and the same ks_of.
+// The arguments of a launch of `c`'s input length, K split and accumulate flag, with no matrix yet;
+// the activation is a Q8_32 vector of n_act elements at c.act (IN for a GEMV, IN x T for a GEMM).
 template <class Dot>
-cudaError_t launch_gemv_group(const GemvLaunch* const* calls, int n, cudaStream_t stream) {
-    const GemvLaunch& c = *calls[0];
-    if (c.in <= 0) return cudaSuccess;
+GemvKernelArgs launch_args(const GemvLaunch& c, int64_t n_act) {
     GemvKernelArgs p{};
     p.row_bytes = c.row_bytes;
     p.steps = static_cast<int>((c.in + kStepElems - 1) / kStepElems);
     p.act_blocks = static_cast<int>(c.in / 32);
     const int64_t last_elems = c.in - static_cast<int64_t>(p.steps - 1) * kStepElems;
     p.last_step_bytes = static_cast<int>(last_elems / Dot::kBlockElems * Dot::kBlockBytes);
-    int64_t total_rows = 0;
-    for (int m = 0; m < n; ++m) total_rows += calls[m]->out;
     p.ks = ks_of(c.out, p.steps);
-    const int64_t tiles_per_block = kWarps / p.ks;
-    for (int m = 0; m < n; ++m) {
-        const GemvLaunch& cm = *calls[m];
-        GemvMatrix& mat = p.mats[p.n_mats];
-        mat.w = static_cast<const uint8_t*>(cm.weight);
-        mat.w_begin = reinterpret_cast<uintptr_t>(cm.weight);
-        mat.w_end = mat.w_begin + static_cast<uintptr_t>(cm.out) * static_cast<uintptr_t>(c.row_bytes);
-        mat.rows = cm.out;
-        mat.dst = cm.dst;
-        const int64_t tiles = ((cm.out + kRowsPerWarp - 1) / kRowsPerWarp + tiles_per_block - 1) / tiles_per_block;
-        p.n_block_tiles += tiles;
-        mat.tile_end = p.n_block_tiles;
-        ++p.n_mats;
-    }
     const auto* base = static_cast<const int8_t*>(c.act);
     p.act.q = base;
-    p.act.d = reinterpret_cast<const float*>(base + c.in);
-    p.act.s = reinterpret_cast<const float*>(base + c.in + c.in / 8);
+    p.act.d = reinterpret_cast<const float*>(base + n_act);
+    p.act.s = reinterpret_cast<const float*>(base + n_act + n_act / 8);
     p.accumulate = c.accumulate ? 1 : 0;
+    return p;
+}
+
+// Appends matrix `cm` to the launch; `per_tile` virtual tiles per block tile (a GEMM's column
+// groups, else 1).
+inline void add_matrix(GemvKernelArgs& p, const GemvLaunch& cm, int64_t per_tile) {
+    const int64_t tiles_per_block = kWarps / p.ks;
+    GemvMatrix& mat = p.mats[p.n_mats];
+    mat.w = static_cast<const uint8_t*>(cm.weight);
+    mat.w_begin = reinterpret_cast<uintptr_t>(cm.weight);
+    mat.w_end = mat.w_begin + static_cast<uintptr_t>(cm.out) * static_cast<uintptr_t>(p.row_bytes);
+    mat.rows = cm.out;
+    mat.dst = cm.dst;
+    const int64_t tiles = ((cm.out + kRowsPerWarp - 1) / kRowsPerWarp + tiles_per_block - 1) / tiles_per_block;
+    p.n_block_tiles += tiles * per_tile;
+    mat.tile_end = p.n_block_tiles;
+    ++p.n_mats;
+}
+
+template <class Dot>
+cudaError_t launch_gemv_group(const GemvLaunch* const* calls, int n, cudaStream_t stream) {
+    const GemvLaunch& c = *calls[0];
+    if (c.in <= 0) return cudaSuccess;
+    GemvKernelArgs p = launch_args<Dot>(c, c.in);
+    int64_t total_rows = 0;
+    for (int m = 0; m < n; ++m) {
+        total_rows += calls[m]->out;
+        add_matrix(p, *calls[m], 1);
+    }
     return p.n_mats == 1 ? launch_gemv_args<Dot, 1>(p, c.in, total_rows, stream)
                          : launch_gemv_args<Dot, kMaxMatrices>(p, c.in, total_rows, stream);
 }
@@ -654,4 +910,5 @@ cudaError_t launch_gemv(const GemvLaunch* calls, int n, cudaStream_t stream) {
     return cudaSuccess;
 }
 
+DENSE_GEMV_FLAVOR_END
 }  // namespace dense::cuda::gemv

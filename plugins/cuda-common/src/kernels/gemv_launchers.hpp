@@ -54,6 +54,34 @@ cudaError_t launch_gemv_f32(const GemvLaunch& call, cudaStream_t stream);
 cudaError_t launch_gemv_f16(const GemvLaunch& call, cudaStream_t stream);
 cudaError_t launch_gemv_bf16(const GemvLaunch& call, cudaStream_t stream);
 
+// GEMM_Q: `cols` >= 1 activations against one weight. matrix.act holds them as ONE vector of
+// in * cols elements of the activation format (Q8_32: codes, then all d, then all s; F32: column after
+// column); matrix.dst is column 0, column j starts dst_col_stride (>= out) floats further on and must
+// not overlap another. Column j is bit for bit what the GEMV launcher writes for activation j alone
+// (gemm_launch.cuh says how; the float formats run their GEMV once per column).
+struct GemmLaunch {
+    GemvLaunch matrix;
+    int64_t cols = 0;
+    int64_t dst_col_stride = 0;
+};
+using GemmLauncher = cudaError_t (*)(const GemmLaunch& call, cudaStream_t stream);
+
+cudaError_t launch_gemm_q8_0(const GemmLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemm_q2_k(const GemmLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemm_q3_k(const GemmLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemm_q4_k(const GemmLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemm_q5_k(const GemmLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemm_q6_k(const GemmLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemm_iq2_xs(const GemmLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemm_iq2_s(const GemmLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemm_iq3_xxs(const GemmLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemm_iq3_s(const GemmLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemm_iq4_nl(const GemmLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemm_iq4_xs(const GemmLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemm_f32(const GemmLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemm_f16(const GemmLaunch& call, cudaStream_t stream);
+cudaError_t launch_gemm_bf16(const GemmLaunch& call, cudaStream_t stream);
+
 // F32 x[n] -> Q8_32 (n a multiple of 32, `out` 16-byte aligned, n + n/4 bytes), bit-exact with
 // cpu-ref's quantize_q8_32.
 cudaError_t launch_quantize_q8_32(const float* x, void* out, int64_t n, cudaStream_t stream);

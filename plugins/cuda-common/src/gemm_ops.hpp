@@ -1,0 +1,22 @@
+// DENSE_OP_GEMM_Q (ABI 1.9) on CUDA devices: the GEMV of T activations at once (batched prefill).
+//
+//   src0: contiguous weight {IN, OUT} of a format; src1: the T activations as ONE contiguous vector
+//   {IN * T} of the activation format (Q8_32 quantized over all IN * T elements, codes 16-byte
+//   aligned; F32 for float weights); dst: F32 {OUT, T}, column j at byte j * nb[1] (nb[1] >= 4 OUT, a
+//   multiple of 4), disjoint from both sources; params (optional) dense_gemv_params: accumulate.
+//   Registered for every weight format GEMV_Q is (gemv_ops.hpp), with the same activation type.
+// Column j is bit for bit what GEMV_Q of src0 on activation j alone writes: the quantized formats run
+// the GEMV kernel with up to tuning::kGemmColumns columns per pass (kernels/gemm_launch.cuh says why
+// the order is the GEMV's), T = 1 the GEMV's own launcher; the float formats run their GEMV once per
+// column. A bad call is refused on the host (DENSE_E_INVALID_ARGUMENT, one log line, nothing
+// launched).
+#pragma once
+
+#include "pack_state.hpp"
+
+namespace dense::cuda {
+
+// Appends the GEMM_Q contexts to state.ops.
+void plan_gemm_ops(PackState& state);
+
+}  // namespace dense::cuda

@@ -1,0 +1,290 @@
+// DENSE_OP_GEMM_Q (ABI 1.9) on the GPU: every column of a GEMM must be bit for bit what the pack's
+// GEMV_Q of that column's activation alone writes (dense_abi.h), so a prompt run T tokens at a time
+// gives the token-at-a-time result. Skips (with the reason) without a GPU or without packs.
+//   - every quantized format at the 27B shapes (IN x OUT = 5120 x 6144, 17408 x 5120, 5120 x 17408)
+//     with T in {1, 3, 8, 16}, and at small ones that reach the kernel's corners (row tails, the
+//     direct-load kernel with a short last tile, an unaligned matrix, for the 32-element formats a
+//     partial last step and an odd IN/32, so columns whose scale pairs are not 8-byte aligned) with T
+//     up to 17 (column groups of 8 with a short last one), accumulate on and off;
+//   - dst with its columns further apart than OUT floats: gaps and the tail poisoned, must stay so;
+//   - fresh seeded random weights and activations (never zeros); the GEMM's activation is the T
+//     columns quantized as one vector, each GEMV's the column quantized alone in its own buffer;
+//   - the float weights (their GEMM is the GEMV per column) at an aligned and an odd shape.
+// It prints the time of a GEMM of 16 columns against 16 GEMVs at each large shape (host clock).
+#include "cuda/gemv_test_support.hpp"
+#include "cuda/gpu_compare.hpp"
+
+#include <dense/sdk/pack.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace dense::test::cuda {
+namespace {
+
+using cpuref::FormatKernels;
+
+constexpr int64_t kGapFloats = 5;  // between one dst column's end and the next column
+
+// A weight on the device whose rows repeat a prime-sized pool of random rows (cheap to make at the
+// 27B shapes; an indexing error of any tile size still reads a different row).
+struct Weight {
+    const FormatKernels* f = nullptr;
+    int64_t in = 0, out = 0, row_bytes = 0;
+    uint64_t offset = 0;  // bytes past the (256-byte aligned) allocation
+    DeviceBuffer buf;
+    dense_tensor_view view() const {
+        return cuda_view(buf.at(offset), f->type, f->block_elements, f->block_bytes, {in, out});
+    }
+};
+
+Weight make_weight(GpuSession& gpu, const FormatKernels& f, int64_t in, int64_t out, std::mt19937_64& rng,
+                   uint64_t offset) {
+    Weight w;
+    w.f = &f;
+    w.in = in;
+    w.out = out;
+    w.offset = offset;
+    w.row_bytes = static_cast<int64_t>(cpuref::row_bytes(f.type, in));
+    const int64_t pool_rows = std::min<int64_t>(out, 1031);
+    const auto pool = quant::random_blocks(f, pool_rows * in / f.block_elements, rng, quant::ScaleRange::Moderate);
+    w.buf = gpu.alloc(offset + static_cast<uint64_t>(out * w.row_bytes));
+    if (w.buf.get() == nullptr) return w;
+    for (int64_t r0 = 0; r0 < out; r0 += pool_rows) {
+        const int64_t n = std::min(pool_rows, out - r0);
+        if (gpu.upload(w.buf.at(offset + static_cast<uint64_t>(r0 * w.row_bytes)), pool.data(),
+                       static_cast<uint64_t>(n * w.row_bytes)) != DENSE_OK)
+            break;
+    }
+    return w;
+}
+
+// `bytes` on the device.
+DeviceBuffer upload_bytes(GpuSession& gpu, const void* data, std::size_t bytes) {
+    DeviceBuffer b = gpu.alloc(bytes);
+    if (b.get() != nullptr) gpu.upload(b.get(), data, bytes);
+    return b;
+}
+
+dense_status run_op(GpuSession& gpu, dense_op_kind kind, dense_type_id weight, dense_type_id act,
+                    const dense_tensor_view& w, const dense_tensor_view& x, const dense_tensor_view& y,
+                    bool accumulate) {
+    auto params = dense::sdk::make_struct<dense_gemv_params>();
+    params.accumulate = accumulate ? 1u : 0u;
+    const dense_tensor_view src[2] = {w, x};
+    dense_op_call c = make_call(kind, src, &y, &params, gpu.stream());
+    c.n_src = 2;
+    return gpu.run(weight, act, c);
+}
+
+// dst {out, cols}, column j at float j * (out + kGapFloats): the columns hold `base` values (what
+// accumulate adds to), the gaps and kGuardFloats after the last column hold the poison.
+struct Columns {
+    int64_t out = 0, cols = 0;
+    std::vector<float> host;
+    DeviceBuffer buf;
+    int64_t stride() const { return out + kGapFloats; }
+    float at(int64_t j, int64_t r) const { return host[static_cast<std::size_t>(j * stride() + r)]; }
+    dense_tensor_view view() const {
+        dense_tensor_view v = cuda_view(buf.get(), DENSE_TYPE_F32, 1, 4, {out, cols});
+        v.nb[1] = 4 * stride();
+        v.nb[2] = v.nb[3] = v.nb[1] * cols;
+        return v;
+    }
+};
+
+Columns make_columns(GpuSession& gpu, int64_t out, int64_t cols, std::mt19937_64& rng) {
+    Columns d;
+    d.out = out;
+    d.cols = cols;
+    d.host = poison(d.stride() * cols + kGuardFloats);
+    std::uniform_real_distribution<float> base(-4.0f, 4.0f);
+    for (int64_t j = 0; j < cols; ++j)
+        for (int64_t r = 0; r < out; ++r) d.host[static_cast<std::size_t>(j * d.stride() + r)] = base(rng);
+    d.buf = upload_bytes(gpu, d.host.data(), d.host.size() * 4);
+    return d;
+}
+
+std::vector<float> download(GpuSession& gpu, const DeviceBuffer& b, std::size_t floats) {
+    std::vector<float> v(floats);
+    EXPECT_EQ(gpu.download(v.data(), b.get(), floats * 4), DENSE_OK);
+    return v;
+}
+
+// One GEMM of `cols` columns against the GEMV of each column alone. The activations are quantized by
+// cpu-ref's quantizer (the CUDA one is bit-exact with it, gemv_gpu_test.cpp).
+void check_columns(GpuSession& gpu, const Weight& w, int64_t cols, bool accumulate, std::mt19937_64& rng,
+                   const std::string& shape) {
+    const dense_type_id wt = w.f->type;
+    const bool quantized = w.f->block_elements > 1;
+    const dense_type_id at = quantized ? DENSE_TYPE_Q8_32 : DENSE_TYPE_F32;
+    const std::string label = shape + " T=" + std::to_string(cols) + (accumulate ? " +=" : "");
+    const std::vector<float> x = quant::random_activation(w.in * cols, rng);
+    // The GEMM's activation: the T columns as ONE vector of IN * T elements.
+    std::vector<uint8_t> all(quant::act_bytes(at, w.in * cols));
+    cpuref::quantize_activation(at, x.data(), all.data(), w.in * cols);
+    const DeviceBuffer all_dev = upload_bytes(gpu, all.data(), all.size());
+    Columns gemm = make_columns(gpu, w.out, cols, rng);
+    ASSERT_TRUE(all_dev.get() != nullptr && gemm.buf.get() != nullptr) << label;
+    const auto all_view = quantized ? cuda_view(all_dev.get(), at, 32, 40, {w.in * cols})
+                                    : cuda_view(all_dev.get(), at, 1, 4, {w.in * cols});
+    gpu.host().clear_logs();
+    ASSERT_EQ(run_op(gpu, DENSE_OP_GEMM_Q, wt, at, w.view(), all_view, gemm.view(), accumulate), DENSE_OK)
+        << label << "\n"
+        << gpu.host().log_text();
+    EXPECT_TRUE(gpu.host().logs().empty()) << gpu.host().log_text();
+    const std::vector<float> got = download(gpu, gemm.buf, gemm.host.size());
+
+    for (int64_t j = 0; j < cols; ++j) {
+        // Activation j quantized alone, in a buffer of its own; its GEMV onto the same starting values.
+        std::vector<uint8_t> one(quant::act_bytes(at, w.in));
+        cpuref::quantize_activation(at, x.data() + j * w.in, one.data(), w.in);
+        const DeviceBuffer one_dev = upload_bytes(gpu, one.data(), one.size());
+        std::vector<float> want(static_cast<std::size_t>(w.out));
+        for (int64_t r = 0; r < w.out; ++r) want[static_cast<std::size_t>(r)] = gemm.at(j, r);
+        const DeviceBuffer want_dev = upload_bytes(gpu, want.data(), want.size() * 4);
+        ASSERT_TRUE(one_dev.get() != nullptr && want_dev.get() != nullptr);
+        const auto one_view =
+            quantized ? cuda_view(one_dev.get(), at, 32, 40, {w.in}) : cuda_view(one_dev.get(), at, 1, 4, {w.in});
+        ASSERT_EQ(run_op(gpu, DENSE_OP_GEMV_Q, wt, at, w.view(), one_view,
+                         cuda_view(want_dev.get(), DENSE_TYPE_F32, 1, 4, {w.out}), accumulate),
+                  DENSE_OK)
+            << label << "\n"
+            << gpu.host().log_text();
+        want = download(gpu, want_dev, want.size());
+        const float* column = got.data() + j * gemm.stride();
+        EXPECT_EQ(count_poison(got, static_cast<std::size_t>(j * gemm.stride()),
+                               static_cast<std::size_t>(j * gemm.stride() + w.out)),
+                  0)
+            << label << ": rows of column " << j << " left unwritten";
+        if (std::memcmp(column, want.data(), want.size() * 4) != 0) {
+            int64_t first = 0;
+            while (std::memcmp(column + first, want.data() + first, 4) == 0) ++first;
+            ADD_FAILURE() << label << ": column " << j << " differs from its GEMV_Q, first at row " << first << ": got "
+                          << quant::hex32(column[first]) << ", GEMV "
+                          << quant::hex32(want[static_cast<std::size_t>(first)]);
+        }
+        EXPECT_EQ(count_poison(got, static_cast<std::size_t>(j * gemm.stride() + w.out),
+                               static_cast<std::size_t>((j + 1) * gemm.stride())),
+                  kGapFloats)
+            << label << ": the gap after column " << j << " was written";
+    }
+    EXPECT_EQ(count_poison(got, static_cast<std::size_t>(cols * gemm.stride()), got.size()), kGuardFloats)
+        << label << ": written past the last column";
+}
+
+// Mean time of `reps` GEMMs of 16 columns and of 16 GEMVs (host clock around back-to-back launches).
+void time_gemm(GpuSession& gpu, const Weight& w, std::mt19937_64& rng, const std::string& shape) {
+    constexpr int64_t kCols = 16;
+    constexpr int kReps = 10;
+    const std::vector<float> x = quant::random_activation(w.in * kCols, rng);
+    std::vector<uint8_t> all(quant::act_bytes(DENSE_TYPE_Q8_32, w.in * kCols));
+    cpuref::quantize_activation(DENSE_TYPE_Q8_32, x.data(), all.data(), w.in * kCols);
+    const DeviceBuffer all_dev = upload_bytes(gpu, all.data(), all.size());
+    Columns d = make_columns(gpu, w.out, kCols, rng);
+    const auto gemm_x = cuda_view(all_dev.get(), DENSE_TYPE_Q8_32, 32, 40, {w.in * kCols});
+    const auto gemv_x = cuda_view(all_dev.get(), DENSE_TYPE_Q8_32, 32, 40, {w.in});  // column 0's codes (timing only)
+    const auto y = cuda_view(d.buf.get(), DENSE_TYPE_F32, 1, 4, {w.out});
+    auto timed = [&](auto&& launch) {
+        if (launch() != DENSE_OK || gpu.sync() != DENSE_OK) return 0.0;
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < kReps; ++i)
+            if (launch() != DENSE_OK) return 0.0;
+        if (gpu.sync() != DENSE_OK) return 0.0;
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / kReps;
+    };
+    const double gemm_s = timed(
+        [&] { return run_op(gpu, DENSE_OP_GEMM_Q, w.f->type, DENSE_TYPE_Q8_32, w.view(), gemm_x, d.view(), false); });
+    const double gemv_s = timed([&] {
+        for (int64_t j = 0; j < kCols; ++j)
+            if (const dense_status s =
+                    run_op(gpu, DENSE_OP_GEMV_Q, w.f->type, DENSE_TYPE_Q8_32, w.view(), gemv_x, y, false);
+                s != DENSE_OK)
+                return s;
+        return dense_status{DENSE_OK};
+    });
+    const double gb = static_cast<double>(w.out * w.row_bytes) / 1e9;
+    std::printf("[ gemm     ] %-8s %-16s T=16: GEMM %8.1f us (%6.0f GB/s of weight), 16 GEMVs %8.1f us, %.2fx\n",
+                w.f->name, shape.c_str(), gemm_s * 1e6, gemm_s > 0 ? gb / gemm_s : 0.0, gemv_s * 1e6,
+                gemm_s > 0 ? gemv_s / gemm_s : 0.0);
+}
+
+class CudaGemm : public ::testing::TestWithParam<const FormatKernels*> {};
+
+TEST_P(CudaGemm, ModelShapesEveryColumnIsItsGemv) {
+    DENSE_REQUIRE_GPU(gpu);
+    const FormatKernels& f = *GetParam();
+    for (const auto& [in, out] : {std::pair<int64_t, int64_t>{5120, 6144}, {17408, 5120}, {5120, 17408}}) {
+        const std::string shape = std::string(f.name) + " {" + std::to_string(in) + ", " + std::to_string(out) + "}";
+        std::mt19937_64 rng(f.type * 7919u + static_cast<uint64_t>(in * 31 + out));
+        const Weight w = make_weight(gpu, f, in, out, rng, 0);
+        ASSERT_TRUE(w.buf.get() != nullptr) << shape;
+        for (const int64_t cols : {1, 3, 8, 16}) {
+            check_columns(gpu, w, cols, true, rng, shape);
+            if (HasFatalFailure()) return;
+        }
+        time_gemm(gpu, w, rng, shape);
+    }
+}
+
+TEST_P(CudaGemm, SmallShapesColumnGroupsAndUnalignedViews) {
+    DENSE_REQUIRE_GPU(gpu);
+    const FormatKernels& f = *GetParam();
+    struct Shape {
+        int64_t in, out;
+        uint64_t w_offset;
+    };
+    // Row tails; 4100 rows: the direct-load kernel (Q4_K, Q5_K, IQ4_XS) with a short last tile and a
+    // K split; a matrix 2 bytes past 16-byte alignment (the any-alignment path).
+    std::vector<Shape> shapes = {{768, 37, 0}, {5120, 4100, 0}, {768, 37, 2}};
+    if (f.block_elements == 32) {  // a partial last step; IN/32 odd: column j's scale pairs 4-byte aligned
+        shapes.push_back({288, 9, 0});
+        shapes.push_back({5120 + 96, 33, 0});
+    }
+    for (const Shape& s : shapes) {
+        const std::string shape = std::string(f.name) + " {" + std::to_string(s.in) + ", " + std::to_string(s.out) +
+                                  "}" + (s.w_offset != 0 ? " at +" + std::to_string(s.w_offset) : "");
+        std::mt19937_64 rng(f.type * 104729u + static_cast<uint64_t>(s.in * 31 + s.out) + s.w_offset);
+        const Weight w = make_weight(gpu, f, s.in, s.out, rng, s.w_offset);
+        ASSERT_TRUE(w.buf.get() != nullptr) << shape;
+        for (const int64_t cols : {1, 2, 3, 8, 9, 16, 17})
+            for (const bool accumulate : {true, false}) {
+                check_columns(gpu, w, cols, accumulate, rng, shape);
+                if (HasFatalFailure()) return;
+            }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(QuantizedWeightFormats, CudaGemm, ::testing::ValuesIn(quant::quantized_weight_formats()),
+                         quant::format_param_name);
+
+// F32 / F16 / BF16 weights: the GEMM is the GEMV per column (the 16-byte vector path at 5120 x 64,
+// the element path at 999 x 37).
+TEST(CudaGemmFloat, EveryColumnIsItsGemv) {
+    DENSE_REQUIRE_GPU(gpu);
+    for (const dense_type_id type : {DENSE_TYPE_F32, DENSE_TYPE_F16, DENSE_TYPE_BF16}) {
+        const FormatKernels& f = cpuref::format(type);
+        for (const auto& [in, out] : {std::pair<int64_t, int64_t>{5120, 64}, {999, 37}}) {
+            const std::string shape =
+                std::string(f.name) + " {" + std::to_string(in) + ", " + std::to_string(out) + "}";
+            std::mt19937_64 rng(type * 31u + static_cast<uint64_t>(in));
+            const Weight w = make_weight(gpu, f, in, out, rng, 0);
+            ASSERT_TRUE(w.buf.get() != nullptr) << shape;
+            for (const int64_t cols : {1, 3, 8})
+                for (const bool accumulate : {true, false}) {
+                    check_columns(gpu, w, cols, accumulate, rng, shape);
+                    if (HasFatalFailure()) return;
+                }
+        }
+    }
+}
+
+}  // namespace
+}  // namespace dense::test::cuda
