@@ -143,9 +143,9 @@ VramBill bill_session(const model::BoundModel& model, const graph::Graph& graph,
     if (prefill != nullptr) {
         const uint64_t bytes = prefill_arena(*prefill, model).bytes;
         bill.allocations.push_back(Allocation{kPrefillBuffersLabel, bytes});
-        bill.lines.push_back(BillLine{Item::Activations, "", bytes, 1, "buffers",
-                                      "prefill scratch: " + std::to_string(prefill->tokens) +
-                                          " columns of every activation and the token, position, n_kv words of a "
+        bill.lines.push_back(BillLine{Item::PrefillScratch, "", bytes, 1, "buffers",
+                                      std::to_string(prefill->tokens) +
+                                          " columns of every activation, and the token, position, n_kv words of a "
                                           "batched prompt step"});
     }
     bill.reserve = safety_reserve(kind);

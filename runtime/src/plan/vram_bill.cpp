@@ -11,6 +11,7 @@ const char* to_string(Item item) noexcept {
         case Item::Workspace: return "op_workspace";
         case Item::Staging: return "staging";
         case Item::Reserve: return "safety_reserve";
+        case Item::PrefillScratch: return "prefill_scratch";
     }
     return "?";
 }
@@ -24,6 +25,7 @@ const char* title(Item item) noexcept {
         case Item::Workspace: return "op workspace";
         case Item::Staging: return "staging (step inputs, logits)";
         case Item::Reserve: return "safety reserve";
+        case Item::PrefillScratch: return "prefill scratch";
     }
     return "?";
 }

@@ -26,7 +26,8 @@ enum class Item {
     Activations,     // decode scratch: one buffer per activation name, reused by every layer
     Workspace,       // the op workspace (sized for the hungriest op; shared by all)
     Staging,         // what crosses to the host every step: step inputs in, logits out
-    Reserve          // not allocated by dense-rt: driver, kernel images, graph objects, allocator slack
+    Reserve,         // not allocated by dense-rt: driver, kernel images, graph objects, allocator slack
+    PrefillScratch   // the batched prefill step's own buffers (plan/prefill_graph.hpp); appended last
 };
 
 const char* to_string(Item item) noexcept;  // "weights", "kv_cache", ... (JSON keys)
