@@ -27,8 +27,10 @@ std::string mib(uint64_t b) { return fmt("%.0f", static_cast<double>(b) / (1024.
 std::string to_markdown(const BenchReport& r) {
     std::ostringstream o;
     o << "dense-rt " << r.version << " | " << r.model << " | " << r.device << " | pack " << r.pack << " | KV "
-      << r.kv_type << " | prompt " << (r.prefill_chunk > 1 ? std::to_string(r.prefill_chunk) + " tokens per step" : "token by token")
-      << "\n";
+      << r.kv_type;
+    if (!r.rows.empty())  // a model bench: how its prompts ran
+        o << " | prompt " << (r.prefill_chunk > 1 ? std::to_string(r.prefill_chunk) + " tokens per step" : "token by token");
+    o << "\n";
     if (r.ceiling)
         o << "bandwidth ceiling (same run, " << mib(r.ceiling->buffer_bytes) << " MiB buffers): copy "
           << rate(r.ceiling->copy_gbs) << " GB/s (read+write), pure read " << rate(r.ceiling->read_gbs)
