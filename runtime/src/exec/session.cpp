@@ -37,6 +37,13 @@ std::string status_text(dense_status s) {
     }
 }
 
+// The resolution base of parity 1: every bank A <-> its bank B (the two banks of one state are
+// adjacent buffers, state_banks() in graph/step_lowering.cpp).
+void swap_state_banks(const graph::Graph& g, std::vector<void*>& base) {
+    for (size_t i = 0; i + 1 < base.size(); ++i)
+        if (g.buffers[i].kind == graph::BufferKind::StateBankA) std::swap(base[i], base[i + 1]);
+}
+
 }  // namespace
 
 Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, const packs::PackManager& packs,
@@ -108,9 +115,7 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     // a copy of the merged graph, resolved with the banks swapped.
     graph::merge_gemv_lists(graph_[0], packs, options.device);
     graph_[1] = graph_[0];
-    // Parity 1: every bank A <-> its bank B (the two banks of one state are adjacent buffers).
-    for (size_t i = 0; i + 1 < base.size(); ++i)
-        if (graph_[0].buffers[i].kind == graph::BufferKind::StateBankA) std::swap(base[i], base[i + 1]);
+    swap_state_banks(graph_[0], base);
     graph_[1].resolve(base);
     hidden_source_ = buffers_[graph_[0].hidden];
 
@@ -215,8 +220,7 @@ void Session::build_batched_step(const model::BoundModel& model, const packs::Pa
     graph::select_ops(g, packs, device);
     batched_[0] = std::move(g);
     batched_[1] = batched_[0];
-    for (size_t i = 0; i + 1 < base.size(); ++i)
-        if (batched_[0].buffers[i].kind == graph::BufferKind::StateBankA) std::swap(base[i], base[i + 1]);
+    swap_state_banks(batched_[0], base);
     batched_[1].resolve(base);
     batched_io_host_ = static_cast<int32_t*>(memory_->alloc_host((3 * words + 1) * sizeof(int32_t)));
 }

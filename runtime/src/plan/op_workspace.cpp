@@ -21,12 +21,16 @@ void* stand_in_address(int region, uint64_t offset) noexcept {
     return reinterpret_cast<void*>(base + static_cast<uintptr_t>(offset));
 }
 
-uint64_t planned_op_workspace(graph::Graph graph, const BufferArena& arena, const packs::PackManager& packs,
-                              size_t device) {
+void select_at_stand_ins(graph::Graph& graph, const BufferArena& arena, const packs::PackManager& packs, size_t device) {
     std::vector<void*> base(graph.buffers.size());
     for (const auto& s : arena.slots) base[s.buffer] = stand_in_address(1, s.offset);
     graph.resolve(base);
     graph::select_ops(graph, packs, device);
+}
+
+uint64_t planned_op_workspace(graph::Graph graph, const BufferArena& arena, const packs::PackManager& packs,
+                              size_t device) {
+    select_at_stand_ins(graph, arena, packs, device);
     graph::merge_gemv_lists(graph, packs, device);  // as the session does (exec/session.cpp)
     return op_workspace_bytes(graph);
 }

@@ -25,6 +25,11 @@ uint64_t op_workspace_bytes(const graph::Graph& graph);
 uint64_t planned_op_workspace(graph::Graph graph, const BufferArena& arena, const packs::PackManager& packs,
                               size_t device);
 
+// What planned_op_workspace does first, for any planning that asks the packs about a graph: resolves
+// `graph` onto stand-in addresses at `arena`'s slots and selects its ops on packs.devices()[device].
+// Throws dense::Error(Pack) as graph::select_ops.
+void select_at_stand_ins(graph::Graph& graph, const BufferArena& arena, const packs::PackManager& packs, size_t device);
+
 // A stand-in base address for planning: aligned far beyond any real pointer's alignment, non-null,
 // never dereferenced. `region` keeps regions (weights, buffers) apart.
 void* stand_in_address(int region, uint64_t offset) noexcept;

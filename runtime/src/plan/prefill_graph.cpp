@@ -27,12 +27,8 @@ std::optional<graph::Graph> batched_graph(const model::BoundModel& model, const 
     if (packs == nullptr || !device) return g;
     // Ask the packs as the session will (select_ops on a resolved call), at stand-in addresses.
     graph::Graph probe = g;
-    const BufferArena arena = buffer_arena(probe, model);
-    std::vector<void*> base(probe.buffers.size());
-    for (const auto& s : arena.slots) base[s.buffer] = stand_in_address(1, s.offset);
-    probe.resolve(base);
     try {
-        graph::select_ops(probe, *packs, *device);
+        select_at_stand_ins(probe, buffer_arena(probe, model), *packs, *device);
     } catch (const Error& e) {
         if (e.kind() != ErrorKind::Pack) throw;
         if (why != nullptr) *why = e.what();
