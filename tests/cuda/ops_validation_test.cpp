@@ -178,7 +178,7 @@ std::vector<Mutation> common_mutations() {
         {"NULL src0 data", [](Fixture& f) { f.src[0].data = nullptr; }, "src0"},
         {"dst0 on another device", [](Fixture& f) { f.dst[0].device_index = 1; }, "different CUDA devices"},
         {"src0 of type bf16", [](Fixture& f) { f.src[0].type = DENSE_TYPE_BF16; }, "src0"},
-        {"src0 is 3-D", [](Fixture& f) { f.src[0].ne[2] = 2; }, "src0"},
+        {"src0 is 4-D", [](Fixture& f) { f.src[0].ne[3] = 2; }, "src0"},
         {"src0 has a zero dimension", [](Fixture& f) { f.src[0].ne[1] = 0; }, "src0"},
         {"dst0 misaligned", [](Fixture& f) { f.dst[0].data = static_cast<char*>(f.dst[0].data) + 1; }, "dst"},
         {"one source too many (attention: 6, neither 4 nor 5)", [](Fixture& f) { f.src.push_back(f.src[0]); },
@@ -359,6 +359,15 @@ std::vector<Mutation> op_mutations(dense_op_kind kind) {
         default:
             break;
     }
+    // The ops with a token axis (ABI 1.10) read T from src0's ne[2]; a src0 of 2 tokens beside views
+    // of one is refused where the first other view disagrees. The others are 2-D only.
+    const char* first_disagreeing = kind == DENSE_OP_ROPE             ? "src1 (position)"
+                                    : kind == DENSE_OP_GDN_DECODE     ? "src1 (k)"
+                                    : kind == DENSE_OP_L2_NORM        ? "dst"
+                                    : kind == DENSE_OP_KV_STORE       ? "src1 (v)"
+                                                                      : "src0";
+    m.push_back({"src0 is 3-D (2 tokens, the other views 1)", [](Fixture& f) { f.src[0].ne[2] = 2; },
+                 first_disagreeing});
     return m;
 }
 

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -111,6 +112,36 @@ TEST(BatchedPrefill, ABatchedStepHasOneGemmPerWeightAndNoHead) {
     EXPECT_EQ(gemm, weights);
     EXPECT_EQ(gemv, 0u);
     EXPECT_EQ(embed, 4u);  // one row per token
+}
+
+// The ops with a token axis (ABI 1.10: the Gated DeltaNet ops, RoPE, KV store) run once per layer for
+// the whole chunk; built without the axes (for packs that refuse them) they run once per token.
+TEST(BatchedPrefill, TokenAxesMakeOneCallPerLayer) {
+    graph::GraphOptions go;
+    go.n_ctx = 64;
+    go.activation_for = [](dense_type_id) { return DENSE_TYPE_Q8_32; };
+    size_t gdn_layers = 0, attn_layers = 0;
+    for (const auto& layer : tiny().bound.layers) {
+        gdn_layers += layer.tensors.count("ssm_conv1d");
+        attn_layers += layer.tensors.count("attn_q");
+    }
+    ASSERT_GT(gdn_layers, 0u);
+    ASSERT_GT(attn_layers, 0u);
+    for (const bool axes : {true, false}) {
+        go.token_axes = axes;
+        const auto g = plan::batched_graph(tiny().bound, qwen35_spec(), go, 4, &cpu_ref_packs(), size_t{0}, nullptr);
+        ASSERT_TRUE(g.has_value());
+        std::map<dense_op_kind, size_t> count;
+        for (const auto& n : g->nodes) ++count[n.key.op];
+        const size_t per_layer = axes ? 1 : 4;
+        for (dense_op_kind op : {DENSE_OP_CONV1D_CAUSAL, DENSE_OP_GDN_GATES, DENSE_OP_GDN_DECODE})
+            EXPECT_EQ(count[op], gdn_layers * per_layer) << "op " << op << (axes ? " with" : " without") << " axes";
+        EXPECT_GE(count[DENSE_OP_L2_NORM], gdn_layers * per_layer);
+        EXPECT_LE(count[DENSE_OP_L2_NORM], 2 * gdn_layers * per_layer);
+        EXPECT_EQ(count[DENSE_OP_KV_STORE], attn_layers * per_layer);
+        EXPECT_EQ(count[DENSE_OP_ROPE], 2 * attn_layers * per_layer);  // q and k
+        EXPECT_EQ(count[DENSE_OP_ATTN_DECODE], attn_layers * 4);       // attention stays per token
+    }
 }
 
 TEST(BatchedPrefill, BadPromptIsRefusedBeforeAnythingRuns) {

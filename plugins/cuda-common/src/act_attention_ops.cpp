@@ -1,6 +1,8 @@
 // ROPE, KV_STORE and ATTN_DECODE (same views as cpu-ref's attention_ops.cpp). The position / n_kv inputs
 // are I32 {1} tensors in device memory: the host checks their views, the kernels read their values
 // (and handle an out-of-range value without going out of bounds, see kernels/act_launchers.hpp).
+// ROPE and KV_STORE take the T tokens of a batched prefill step on their token axis (ABI 1.10) with
+// I32 {T} positions, in one launch.
 #include "act_handlers.hpp"
 
 #include "kernels/act_launchers.hpp"
@@ -29,16 +31,17 @@ std::string check_rope_params(const dense_rope_params& p, int64_t head_dim) {
 std::string handle_rope(Invocation& inv) {
     const dense_op_call& c = inv.call;
     dense_rope_params p{};
-    int64_t head_dim = 0, heads = 0;
+    int64_t head_dim = 0, heads = 0, tokens = 0;
     std::string err = first_error(
-        [&] { return check_counts(c, 2, 1); }, [&] { return check_2d(c.src[0], "src0 (x)"); },
+        [&] { return check_counts(c, 2, 1); }, [&] { return check_3d(c.src[0], "src0 (x)"); },
         [&] {
             head_dim = c.src[0].ne[0];
             heads = c.src[0].ne[1];
-            return check_matrix(c.src[0], "src0 (x)", DENSE_TYPE_F32, head_dim, heads, Rows::Strided);
+            tokens = c.src[0].ne[2];
+            return check_token_slices(c.src[0], "src0 (x)", DENSE_TYPE_F32, head_dim, heads, tokens, Rows::Strided);
         },
-        [&] { return check_i32_scalar(c.src[1], "src1 (position)"); },
-        [&] { return check_matrix(c.dst[0], "dst", DENSE_TYPE_F32, head_dim, heads, Rows::Strided); },
+        [&] { return check_matrix(c.src[1], "src1 (position)", DENSE_TYPE_I32, tokens, 1, Rows::Contiguous); },
+        [&] { return check_token_slices(c.dst[0], "dst", DENSE_TYPE_F32, head_dim, heads, tokens, Rows::Strided); },
         [&] { return check_alias_or_disjoint(c.dst[0], "dst", c.src[0], "src0 (x)"); },
         [&] { return check_disjoint(c.dst[0], "dst", c.src[1], "src1 (position)"); },
         [&] { return read_params(c, "dense_rope_params", DENSE_CUDA_FIELD_END(dense_rope_params, freq_scale), &p); },
@@ -55,24 +58,35 @@ std::string handle_rope(Invocation& inv) {
     a.position = i32_in(c.src[1]);
     a.freq_base = p.freq_base;
     a.freq_scale = p.freq_scale;
+    a.tokens = tokens;
+    a.x_tstride = token_stride_elements(c.src[0]);
+    a.y_tstride = token_stride_elements(c.dst[0]);
     launch(inv, "rope launch", [&](cudaStream_t s) { return launch_rope_neox(a, s); });
     return {};
 }
 
 std::string handle_kv_store(Invocation& inv) {
     const dense_op_call& c = inv.call;
-    int64_t d = 0, hkv = 0;
+    int64_t d = 0, hkv = 0, tokens = 0;
     static const char* const src_roles[] = {"src0 (k)", "src1 (v)", "src2 (position)"};
     static const char* const dst_roles[] = {"dst0 (K cache)", "dst1 (V cache)"};
     std::string err = first_error(
-        [&] { return check_counts(c, 3, 2); }, [&] { return check_2d(c.src[0], "src0 (k)"); },
+        [&] { return check_counts(c, 3, 2); }, [&] { return check_3d(c.src[0], "src0 (k)"); },
         [&] {
             d = c.src[0].ne[0];
             hkv = c.src[0].ne[1];
-            return check_matrix(c.src[0], "src0 (k)", DENSE_TYPE_F32, d, hkv, Rows::Contiguous);
+            tokens = c.src[0].ne[2];
+            return check_token_slices(c.src[0], "src0 (k)", DENSE_TYPE_F32, d, hkv, tokens, Rows::Contiguous);
         },
-        [&] { return check_matrix(c.src[1], "src1 (v)", DENSE_TYPE_F32, d, hkv, Rows::Contiguous); },
-        [&] { return check_i32_scalar(c.src[2], "src2 (position)"); },
+        [&] { return check_token_slices(c.src[1], "src1 (v)", DENSE_TYPE_F32, d, hkv, tokens, Rows::Contiguous); },
+        [&]() -> std::string {  // the kernel reads token t's k and v at t * d * hkv: contiguous tokens
+            for (int i = 0; i < 2; ++i)
+                if (tokens > 1 && c.src[i].nb[2] != d * hkv * 4)
+                    return std::string(src_roles[i]) + ": token stride nb[2] = " + std::to_string(c.src[i].nb[2]) +
+                           ", expected " + std::to_string(d * hkv * 4) + " (contiguous tokens)";
+            return {};
+        },
+        [&] { return check_matrix(c.src[2], "src2 (position)", DENSE_TYPE_I32, tokens, 1, Rows::Contiguous); },
         [&] { return check_cache(c.dst[0], "dst0 (K cache)", d, hkv); },
         [&] { return check_cache(c.dst[1], "dst1 (V cache)", d, hkv); },
         [&]() -> std::string {
@@ -92,6 +106,7 @@ std::string handle_kv_store(Invocation& inv) {
     a.position = i32_in(c.src[2]);
     a.k_cache = c.dst[0].data;
     a.v_cache = c.dst[1].data;
+    a.tokens = tokens;
     launch(inv, "kv_store launch", [&](cudaStream_t s) { return launch_kv_store(a, s); });
     return {};
 }

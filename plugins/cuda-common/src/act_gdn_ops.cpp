@@ -1,6 +1,8 @@
 // CONV1D_CAUSAL, GDN_GATES and GDN_DECODE: the Gated DeltaNet block's ops (same views as cpu-ref's
 // gdn_ops.cpp). The recurrent states may be updated in place (dst1 exactly src2 / src5) or ping-ponged
-// between two buffers.
+// between two buffers. Each takes the T tokens of a batched prefill step on its token axis (dense_abi.h,
+// ABI 1.10) in one launch whose kernel walks the tokens in order (ops_conv.cu, ops_gdn.cu say why that
+// leaves the bits of T one-token launches).
 #include "act_handlers.hpp"
 
 #include "kernels/act_launchers.hpp"
@@ -12,14 +14,15 @@ namespace dense::cuda::act {
 std::string handle_conv1d_causal(Invocation& inv) {
     const dense_op_call& c = inv.call;
     dense_conv_params p{};
-    int64_t channels = 0, kernel = 0;
+    int64_t channels = 0, kernel = 0, tokens = 0;
     static const char* const src_roles[] = {"src0 (x)", "src1 (taps)", "src2 (state_in)"};
     static const char* const dst_roles[] = {"dst0 (y)", "dst1 (state_out)"};
     std::string err = first_error(
         [&] { return check_counts(c, 3, 2); }, [&] { return check_2d(c.src[0], "src0 (x)"); },
         [&] {
             channels = c.src[0].ne[0];
-            return check_matrix(c.src[0], "src0 (x)", DENSE_TYPE_F32, channels, 1, Rows::Contiguous);
+            tokens = c.src[0].ne[1];
+            return check_matrix(c.src[0], "src0 (x)", DENSE_TYPE_F32, channels, tokens, Rows::Strided);
         },
         [&] { return check_2d(c.src[1], "src1 (taps)"); },
         [&]() -> std::string {
@@ -28,7 +31,7 @@ std::string handle_conv1d_causal(Invocation& inv) {
             return check_matrix(c.src[1], "src1 (taps)", DENSE_TYPE_F32, kernel, channels, Rows::Contiguous);
         },
         [&] { return check_matrix(c.src[2], "src2 (state_in)", DENSE_TYPE_F32, kernel - 1, channels, Rows::Contiguous); },
-        [&] { return check_matrix(c.dst[0], "dst0 (y)", DENSE_TYPE_F32, channels, 1, Rows::Contiguous); },
+        [&] { return check_matrix(c.dst[0], "dst0 (y)", DENSE_TYPE_F32, channels, tokens, Rows::Strided); },
         [&] {
             return check_matrix(c.dst[1], "dst1 (state_out)", DENSE_TYPE_F32, kernel - 1, channels, Rows::Contiguous);
         },
@@ -43,6 +46,9 @@ std::string handle_conv1d_causal(Invocation& inv) {
     a.state_out = f32_out(c.dst[1]);
     a.channels = channels;
     a.kernel = kernel;
+    a.tokens = tokens;
+    a.x_stride = row_stride_elements(c.src[0]);
+    a.y_stride = row_stride_elements(c.dst[0]);
     a.silu = p.apply_silu != 0;
     launch(inv, "conv1d_causal launch", [&](cudaStream_t s) { return launch_conv1d_causal(a, s); });
     return {};
@@ -51,19 +57,22 @@ std::string handle_conv1d_causal(Invocation& inv) {
 // No params.
 std::string handle_gdn_gates(Invocation& inv) {
     const dense_op_call& c = inv.call;
-    int64_t heads = 0;
+    int64_t heads = 0, tokens = 0;
     static const char* const src_roles[] = {"src0 (b)", "src1 (a)", "src2 (dt_bias)", "src3 (A)"};
     static const char* const dst_roles[] = {"dst0 (beta)", "dst1 (decay)"};
     std::string err = first_error(
         [&] { return check_counts(c, 4, 2); }, [&] { return check_2d(c.src[0], src_roles[0]); },
         [&]() -> std::string {
             heads = c.src[0].ne[0];
+            tokens = c.src[0].ne[1];  // b, a, beta and decay carry the token axis; dt_bias and A do not
             for (uint32_t j = 0; j < 4; ++j)
-                if (std::string e = check_matrix(c.src[j], src_roles[j], DENSE_TYPE_F32, heads, 1, Rows::Contiguous);
+                if (std::string e = check_matrix(c.src[j], src_roles[j], DENSE_TYPE_F32, heads, j < 2 ? tokens : 1,
+                                                 Rows::Contiguous);
                     !e.empty())
                     return e;
             for (uint32_t i = 0; i < 2; ++i)
-                if (std::string e = check_matrix(c.dst[i], dst_roles[i], DENSE_TYPE_F32, heads, 1, Rows::Contiguous);
+                if (std::string e =
+                        check_matrix(c.dst[i], dst_roles[i], DENSE_TYPE_F32, heads, tokens, Rows::Contiguous);
                     !e.empty())
                     return e;
             return {};
@@ -78,6 +87,7 @@ std::string handle_gdn_gates(Invocation& inv) {
     a.beta = f32_out(c.dst[0]);
     a.decay = f32_out(c.dst[1]);
     a.heads = heads;
+    a.tokens = tokens;
     launch(inv, "gdn_gates launch", [&](cudaStream_t s) { return launch_gdn_gates(a, s); });
     return {};
 }
@@ -85,19 +95,20 @@ std::string handle_gdn_gates(Invocation& inv) {
 std::string handle_gdn_decode(Invocation& inv) {
     const dense_op_call& c = inv.call;
     dense_gdn_params p{};
-    int64_t dk = 0, hk = 0, dv = 0, hv = 0, state = 0;
+    int64_t dk = 0, hk = 0, dv = 0, hv = 0, state = 0, tokens = 0;
     static const char* const src_roles[] = {"src0 (q)",    "src1 (k)",     "src2 (v)",
                                             "src3 (beta)", "src4 (decay)", "src5 (state_in)"};
     static const char* const dst_roles[] = {"dst0 (o)", "dst1 (state_out)"};
     std::string err = first_error(
-        [&] { return check_counts(c, 6, 2); }, [&] { return check_2d(c.src[0], "src0 (q)"); },
+        [&] { return check_counts(c, 6, 2); }, [&] { return check_3d(c.src[0], "src0 (q)"); },
         [&] {
             dk = c.src[0].ne[0];
             hk = c.src[0].ne[1];
-            return check_matrix(c.src[0], "src0 (q)", DENSE_TYPE_F32, dk, hk, Rows::Strided);
+            tokens = c.src[0].ne[2];
+            return check_token_slices(c.src[0], "src0 (q)", DENSE_TYPE_F32, dk, hk, tokens, Rows::Strided);
         },
-        [&] { return check_matrix(c.src[1], "src1 (k)", DENSE_TYPE_F32, dk, hk, Rows::Strided); },
-        [&] { return check_2d(c.src[2], "src2 (v)"); },
+        [&] { return check_token_slices(c.src[1], "src1 (k)", DENSE_TYPE_F32, dk, hk, tokens, Rows::Strided); },
+        [&] { return check_3d(c.src[2], "src2 (v)"); },
         [&]() -> std::string {
             dv = c.src[2].ne[0];
             hv = c.src[2].ne[1];
@@ -105,12 +116,12 @@ std::string handle_gdn_decode(Invocation& inv) {
                 return "Hv = " + std::to_string(hv) + " value heads are not a multiple of Hk = " + std::to_string(hk) +
                        " key heads";
             if (__builtin_mul_overflow(dk, dv, &state)) return "dk * dv overflows";
-            return check_matrix(c.src[2], "src2 (v)", DENSE_TYPE_F32, dv, hv, Rows::Strided);
+            return check_token_slices(c.src[2], "src2 (v)", DENSE_TYPE_F32, dv, hv, tokens, Rows::Strided);
         },
-        [&] { return check_matrix(c.src[3], "src3 (beta)", DENSE_TYPE_F32, hv, 1, Rows::Contiguous); },
-        [&] { return check_matrix(c.src[4], "src4 (decay)", DENSE_TYPE_F32, hv, 1, Rows::Contiguous); },
+        [&] { return check_matrix(c.src[3], "src3 (beta)", DENSE_TYPE_F32, hv, tokens, Rows::Contiguous); },
+        [&] { return check_matrix(c.src[4], "src4 (decay)", DENSE_TYPE_F32, hv, tokens, Rows::Contiguous); },
         [&] { return check_matrix(c.src[5], "src5 (state_in)", DENSE_TYPE_F32, state, hv, Rows::Contiguous); },
-        [&] { return check_matrix(c.dst[0], "dst0 (o)", DENSE_TYPE_F32, dv, hv, Rows::Contiguous); },
+        [&] { return check_token_slices(c.dst[0], "dst0 (o)", DENSE_TYPE_F32, dv, hv, tokens, Rows::Contiguous); },
         [&] { return check_matrix(c.dst[1], "dst1 (state_out)", DENSE_TYPE_F32, state, hv, Rows::Contiguous); },
         [&] { return check_outputs_apart(c, src_roles, dst_roles, 1, 5); },
         [&] { return read_params(c, "dense_gdn_params", DENSE_CUDA_FIELD_END(dense_gdn_params, scale), &p); },
@@ -136,6 +147,11 @@ std::string handle_gdn_decode(Invocation& inv) {
     a.hk = hk;
     a.hv = hv;
     a.scale = p.scale;
+    a.tokens = tokens;
+    a.q_tstride = token_stride_elements(c.src[0]);
+    a.k_tstride = token_stride_elements(c.src[1]);
+    a.v_tstride = token_stride_elements(c.src[2]);
+    a.o_tstride = token_stride_elements(c.dst[0]);
     launch(inv, "gdn_decode launch", [&](cudaStream_t s) { return launch_gdn_decode(a, s); });
     return {};
 }

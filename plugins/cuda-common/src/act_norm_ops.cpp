@@ -57,15 +57,16 @@ std::string handle_rms_norm(Invocation& inv) {
 std::string handle_l2_norm(Invocation& inv) {
     const dense_op_call& c = inv.call;
     dense_norm_params p{};
-    int64_t n = 0, rows = 0;
+    int64_t n = 0, rows = 0, tokens = 0;
     std::string err = first_error(
-        [&] { return check_counts(c, 1, 1); }, [&] { return check_2d(c.src[0], "src0 (x)"); },
+        [&] { return check_counts(c, 1, 1); }, [&] { return check_3d(c.src[0], "src0 (x)"); },
         [&] {
             n = c.src[0].ne[0];
             rows = c.src[0].ne[1];
-            return check_matrix(c.src[0], "src0 (x)", DENSE_TYPE_F32, n, rows, Rows::Strided);
+            tokens = c.src[0].ne[2];  // the token axis (ABI 1.10): each token's rows normalised alike
+            return check_token_slices(c.src[0], "src0 (x)", DENSE_TYPE_F32, n, rows, tokens, Rows::Strided);
         },
-        [&] { return check_matrix(c.dst[0], "dst", DENSE_TYPE_F32, n, rows, Rows::Strided); },
+        [&] { return check_token_slices(c.dst[0], "dst", DENSE_TYPE_F32, n, rows, tokens, Rows::Strided); },
         [&] { return check_alias_or_disjoint(c.dst[0], "dst", c.src[0], "src0 (x)"); },
         [&] { return read_norm_params(c, &p); });
     if (!err.empty() || inv.phase != Phase::Run) return err;
@@ -77,6 +78,9 @@ std::string handle_l2_norm(Invocation& inv) {
     a.n = n;
     a.rows = rows;
     a.eps = p.eps;
+    a.tokens = tokens;
+    a.x_tstride = token_stride_elements(c.src[0]);
+    a.y_tstride = token_stride_elements(c.dst[0]);
     launch(inv, "l2_norm launch", [&](cudaStream_t s) { return launch_l2_norm(a, s); });
     return {};
 }

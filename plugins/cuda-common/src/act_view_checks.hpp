@@ -39,6 +39,19 @@ std::string check_one_device(const dense_op_call& c);
 // Row stride of a 2-D view accepted by check_matrix, in elements (ne0 when there is a single row).
 int64_t row_stride_elements(const dense_tensor_view& v) noexcept;
 
+// Token axis (dense_abi.h, ABI 1.10). The shape of a view that may carry T tokens on ne[2]: ne[i] >= 1
+// and ne[3] = 1 (T = ne[2]).
+std::string check_3d(const dense_tensor_view& v, const char* role);
+
+// {ne0, ne1, tokens, 1}: each token's {ne0, ne1} slice passes check_matrix(.., rows), and token t starts
+// at byte t * nb[2], a multiple of the element size at or past the end of the slice before (tokens
+// never overlap). tokens = 1 is check_matrix itself.
+std::string check_token_slices(const dense_tensor_view& v, const char* role, uint32_t type, int64_t ne0, int64_t ne1,
+                               int64_t tokens, Rows rows);
+
+// Token stride of a view accepted by check_token_slices, in elements (0 for a single token).
+int64_t token_stride_elements(const dense_tensor_view& v) noexcept;
+
 // a and b (both accepted by a check above) touch no common byte (compared by byte extents: conservative
 // for interleaved strided views, exact for what the ops do).
 std::string check_disjoint(const dense_tensor_view& dst, const char* dst_role, const dense_tensor_view& src,

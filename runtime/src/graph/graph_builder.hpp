@@ -26,6 +26,11 @@ struct GraphOptions {
     // store, attention) run once per token in order, so token t sees the state token t-1 left. The
     // step inputs hold T tokens, T positions and T n_kv words. Needs no row split and no bus rows.
     int64_t tokens = 1;
+    // T > 1 only: the ops that take a token axis (dense_abi.h, ABI 1.10: convolution, gates, L2 norm,
+    // delta rule, RoPE, KV store) run once for all T tokens instead of once per token (one launch per
+    // layer instead of T; the pack walks the tokens in order). False: one call per token, for packs
+    // that refuse the axis (plan/prefill_graph.cpp tries both). Attention stays per token.
+    bool token_axes = true;
     dense_type_id kv_type = DENSE_TYPE_F16;   // F16 or F32
     dense_device_kind device_kind = DENSE_DEVICE_CPU;  // where the nodes will run
     // Where a weight's bytes are read from (the mapping, or an uploaded copy). Empty: the mapping.

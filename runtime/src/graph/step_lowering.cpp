@@ -153,6 +153,22 @@ ViewRef Lowering::f32(BufferId b, int64_t ne0, int64_t ne1, int64_t offset, int6
     return r;
 }
 
+ViewRef Lowering::f32_tokens(BufferId b, int64_t ne0, int64_t ne1, int64_t offset, int64_t row_stride,
+                             int64_t token_stride) const {
+    ViewRef r = f32(b, ne0, ne1, offset, row_stride);
+    r.view.ne[2] = tokens_;
+    r.view.nb[2] = token_stride * 4;
+    r.view.nb[3] = r.view.nb[2];  // ne[3] = 1, as f32() leaves it
+    return r;
+}
+
+ViewRef Lowering::i32_tokens(BufferId b) const {
+    ViewRef r = i32(b, 0);
+    r.view.ne[0] = tokens_;
+    for (int i = 1; i < 4; ++i) r.view.nb[i] = 4 * tokens_;
+    return r;
+}
+
 ViewRef Lowering::i32(BufferId b, int64_t element) const {
     ViewRef r;
     r.buffer = b;
@@ -468,6 +484,13 @@ void Lowering::conv1d_causal_silu(const model::RecipeStep& s, const model::Bound
     const auto [a, b] = state_banks(s.state.empty() ? "conv" : s.state, layer->index, static_cast<uint64_t>((k - 1) * c) * 4);
     const BufferId y = define(s.outputs.at(0), c);
     // Token 0 reads the committed bank A; later tokens update bank B in place (dense_abi.h allows it).
+    // With the token axis, one call does exactly that for all T tokens.
+    if (batch_token_ops()) {
+        emit(prefix(layer) + " conv1d_causal+silu (" + std::to_string(tokens_) + " tokens)", DENSE_OP_CONV1D_CAUSAL,
+             DENSE_TYPE_NONE, DENSE_TYPE_NONE, {f32(x, c, tokens_), taps, f32(a, k - 1, c)},
+             {f32(y, c, tokens_), f32(b, k - 1, c)}, params_bytes(dense_conv_params{{}, 1, 0}), phase);
+        return;
+    }
     for (int64_t t = 0; t < tokens_; ++t)
         emit(prefix(layer) + " conv1d_causal+silu" + column(t), DENSE_OP_CONV1D_CAUSAL, DENSE_TYPE_NONE,
              DENSE_TYPE_NONE, {f32(x, c, 1, t * c), taps, f32(t == 0 ? a : b, k - 1, c)},
@@ -482,6 +505,12 @@ void Lowering::gdn_gates(const model::RecipeStep& s, const model::BoundLayer* la
     const BufferId b = use(s.inputs[0], "gdn_gates"), a = use(s.inputs[1], "gdn_gates");
     const ViewRef dt = weight(layer, s.weights[0], s), big_a = weight(layer, s.weights[1], s);
     const BufferId beta = define(s.outputs[0], h), decay = define(s.outputs[1], h);
+    if (batch_token_ops()) {
+        emit(prefix(layer) + " gdn_gates (" + std::to_string(tokens_) + " tokens)", DENSE_OP_GDN_GATES,
+             DENSE_TYPE_NONE, DENSE_TYPE_NONE, {f32(b, h, tokens_), f32(a, h, tokens_), dt, big_a},
+             {f32(beta, h, tokens_), f32(decay, h, tokens_)}, {}, phase);
+        return;
+    }
     for (int64_t t = 0; t < tokens_; ++t)
         emit(prefix(layer) + " gdn_gates" + column(t), DENSE_OP_GDN_GATES, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
              {f32(b, h, 1, t * h), f32(a, h, 1, t * h), dt, big_a}, {f32(beta, h, 1, t * h), f32(decay, h, 1, t * h)},
@@ -498,6 +527,21 @@ void Lowering::l2_norm_heads(const model::RecipeStep& s, const model::BoundLayer
     const BufferId x = use(in, step_where(s, prefix(layer)));
     const auto p = params_bytes(dense_norm_params{{}, hpf("rms_eps"), 0});
     const int64_t len = elements_of(in);
+    if (batch_token_ops()) {  // token t's heads `len` elements after token t-1's
+        const std::string all = " (" + std::to_string(tokens_) + " tokens)";
+        if (key_dim == hk * dk) {
+            emit(prefix(layer) + " l2_norm(q and k heads)" + all, DENSE_OP_L2_NORM, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+                 {f32_tokens(x, dk, 2 * hk, 0, 0, len)}, {f32_tokens(x, dk, 2 * hk, 0, 0, len)}, p, phase);
+        } else {
+            emit(prefix(layer) + " l2_norm(q heads)" + all, DENSE_OP_L2_NORM, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+                 {f32_tokens(x, dk, hk, 0, 0, len)}, {f32_tokens(x, dk, hk, 0, 0, len)}, p, phase);
+            emit(prefix(layer) + " l2_norm(k heads)" + all, DENSE_OP_L2_NORM, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+                 {f32_tokens(x, dk, hk, key_dim, 0, len)}, {f32_tokens(x, dk, hk, key_dim, 0, len)}, p, phase);
+        }
+        names_[s.outputs.at(0)] = x;
+        current_len_[s.outputs[0]] = len;
+        return;
+    }
     for (int64_t t = 0; t < tokens_; ++t) {
         const int64_t at = t * len;  // token t's q|k|v channels
         if (key_dim == hk * dk) {
@@ -527,6 +571,16 @@ void Lowering::gated_delta_rule(const model::RecipeStep& s, const model::BoundLa
     const int64_t len = elements_of(s.inputs[0]);
     const auto p = params_bytes(dense_gdn_params{{}, static_cast<float>(1.0 / std::sqrt(static_cast<double>(dk))), 0});
     // Token 0 reads the committed bank A; later tokens update bank B in place (dense_abi.h allows it).
+    // With the token axis, one call runs the state through all T tokens.
+    if (batch_token_ops()) {
+        emit(prefix(layer) + " gated_delta_rule (" + std::to_string(tokens_) + " tokens)", DENSE_OP_GDN_DECODE,
+             DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+             {f32_tokens(x, dk, hk, 0, 0, len), f32_tokens(x, dk, hk, key_dim, 0, len),
+              f32_tokens(x, dv, hv, 2 * key_dim, 0, len), f32(beta, hv, tokens_), f32(decay, hv, tokens_),
+              f32(a, dk * dv, hv)},
+             {f32_tokens(o, dv, hv, 0, 0, dv * hv), f32(b, dk * dv, hv)}, p, phase);
+        return;
+    }
     for (int64_t t = 0; t < tokens_; ++t) {
         const int64_t at = t * len;
         emit(prefix(layer) + " gated_delta_rule" + column(t), DENSE_OP_GDN_DECODE, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
@@ -557,7 +611,12 @@ void Lowering::rope_neox(const model::RecipeStep& s, const model::BoundLayer* la
         const int64_t len = elements_of(s.inputs[i]);
         require(len % d == 0, s, prefix(layer), "input '" + s.inputs[i] + "' is not whole heads");
         const BufferId x = use(s.inputs[i], "rope");
-        for (int64_t t = 0; t < tokens_; ++t)
+        if (batch_token_ops())
+            emit(prefix(layer) + " rope(" + s.inputs[i] + ") (" + std::to_string(tokens_) + " tokens)", DENSE_OP_ROPE,
+                 DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+                 {f32_tokens(x, d, len / d, 0, 0, len), i32_tokens(graph_.inputs.position)},
+                 {f32_tokens(x, d, len / d, 0, 0, len)}, p, phase);
+        for (int64_t t = 0; t < tokens_ && !batch_token_ops(); ++t)
             emit(prefix(layer) + " rope(" + s.inputs[i] + ")" + column(t), DENSE_OP_ROPE, DENSE_TYPE_NONE,
                  DENSE_TYPE_NONE, {f32(x, d, len / d, t * len), i32(graph_.inputs.position, t)},
                  {f32(x, d, len / d, t * len)}, p, phase);
@@ -601,11 +660,19 @@ void Lowering::attention_gated(const model::RecipeStep& s, const model::BoundLay
                                         : static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
     const BufferId o = define(s.outputs.at(0), d * hq);
     // Token by token: token t's K and V land in its slot before it attends over n_kv[t] = its
-    // position + 1 slots, so no token of a batched step sees a later one.
-    for (int64_t t = 0; t < tokens_; ++t) {
-        emit(prefix(layer) + " kv_store" + column(t), DENSE_OP_KV_STORE, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
-             {f32(k, d, hkv, t * d * hkv), f32(v, d, hkv, t * d * hkv), i32(graph_.inputs.position, t)},
+    // position + 1 slots, so no token of a batched step sees a later one. With the token axis all T
+    // slots are written first: token t still reads only slots < n_kv[t], the same values.
+    if (batch_token_ops())
+        emit(prefix(layer) + " kv_store (" + std::to_string(tokens_) + " tokens)", DENSE_OP_KV_STORE,
+             DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+             {f32_tokens(k, d, hkv, 0, 0, d * hkv), f32_tokens(v, d, hkv, 0, 0, d * hkv),
+              i32_tokens(graph_.inputs.position)},
              {cache_view(it->second.first), cache_view(it->second.second)}, {}, phase);
+    for (int64_t t = 0; t < tokens_; ++t) {
+        if (!batch_token_ops())
+            emit(prefix(layer) + " kv_store" + column(t), DENSE_OP_KV_STORE, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+                 {f32(k, d, hkv, t * d * hkv), f32(v, d, hkv, t * d * hkv), i32(graph_.inputs.position, t)},
+                 {cache_view(it->second.first), cache_view(it->second.second)}, {}, phase);
         emit(prefix(layer) + " attention+gate" + column(t), DENSE_OP_ATTN_DECODE, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
              {f32(q, d, hq, t * d * hq), cache_view(it->second.first), cache_view(it->second.second),
               i32(graph_.inputs.n_kv, t), f32(qg, d, hq, t * 2 * d * hq + d, 2 * d)},

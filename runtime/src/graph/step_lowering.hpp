@@ -53,6 +53,14 @@ private:
     BufferId use(const std::string& name, const std::string& where) const;
     int64_t elements_of(const std::string& name) const;
     ViewRef f32(BufferId b, int64_t ne0, int64_t ne1 = 1, int64_t offset = 0, int64_t row_stride = 0) const;
+    // The T = tokens_ slices {ne0, ne1} of a token axis (dense_abi.h, ABI 1.10), token t's starting
+    // token_stride elements after token t-1's.
+    ViewRef f32_tokens(BufferId b, int64_t ne0, int64_t ne1, int64_t offset, int64_t row_stride,
+                       int64_t token_stride) const;
+    // I32 {T}: every token's word of a step input (positions), for a token axis.
+    ViewRef i32_tokens(BufferId b) const;
+    // Whether the token-axis ops run once for all tokens (GraphOptions::token_axes) or once per token.
+    bool batch_token_ops() const noexcept { return tokens_ > 1 && options_.token_axes; }
     ViewRef i32(BufferId b, int64_t element = 0) const;
     ViewRef weight(const model::BoundLayer* layer, const std::string& role, const model::RecipeStep& step) const;
     const gguf::TensorInfo* tensor(const model::BoundLayer* layer, const std::string& role) const;

@@ -23,18 +23,26 @@ std::optional<graph::Graph> batched_graph(const model::BoundModel& model, const 
                                           std::optional<size_t> device, std::string* why) {
     if (tokens <= 1) return std::nullopt;
     go.tokens = tokens;
-    graph::Graph g = graph::build_graph(model, spec, go);
-    if (packs == nullptr || !device) return g;
-    // Ask the packs as the session will (select_ops on a resolved call), at stand-in addresses.
-    graph::Graph probe = g;
-    try {
-        select_at_stand_ins(probe, buffer_arena(probe, model), *packs, *device);
-    } catch (const Error& e) {
-        if (e.kind() != ErrorKind::Pack) throw;
-        if (why != nullptr) *why = e.what();
-        return std::nullopt;
+    if (packs == nullptr || !device) return graph::build_graph(model, spec, go);
+    // Ask the packs as the session will (select_ops on a resolved call), at stand-in addresses: first
+    // with the token axes (one call per layer for the Gated DeltaNet ops), then, for packs that
+    // refuse those, one call per token.
+    std::string refused;
+    for (const bool axes : {go.token_axes, false}) {
+        go.token_axes = axes;
+        graph::Graph g = graph::build_graph(model, spec, go);
+        graph::Graph probe = g;
+        try {
+            select_at_stand_ins(probe, buffer_arena(probe, model), *packs, *device);
+            return g;
+        } catch (const Error& e) {
+            if (e.kind() != ErrorKind::Pack) throw;
+            refused = e.what();
+        }
+        if (!axes) break;
     }
-    return g;
+    if (why != nullptr) *why = refused;
+    return std::nullopt;
 }
 
 bool shared_with_token_step(graph::BufferKind kind) noexcept {

@@ -1,10 +1,13 @@
 // ROPE, KV_STORE and ATTN_DECODE. The position / n_kv inputs are I32 {1} tensors read when the call
-// runs (their range is checked then); everything else is checked before.
+// runs (their range is checked then); everything else is checked before. ROPE and KV_STORE take the
+// T tokens of a batched prefill step on their token axis (dense_abi.h, ABI 1.10), with I32 {T}
+// positions: the same as T calls of one token, in order.
 #include "pack/op_handlers.hpp"
 
 #include "kernels/ops.hpp"
 
 #include <cmath>
+#include <vector>
 
 namespace dense::cpuref::pack {
 namespace {
@@ -27,16 +30,18 @@ std::string check_rope_params(const dense_rope_params& p, int64_t head_dim) {
 
 std::string handle_rope(const OpContext&, const dense_op_call& c, Phase phase) {
     dense_rope_params p{};
-    int64_t head_dim = 0, heads = 0, pos = 0;
+    int64_t head_dim = 0, heads = 0, tokens = 0;
+    std::vector<int32_t> pos;
     std::string err = first_error(
-        [&] { return check_counts(c, 2, 1); }, [&] { return check_2d(c.src[0], "src0 (x)"); },
+        [&] { return check_counts(c, 2, 1); }, [&] { return check_3d(c.src[0], "src0 (x)"); },
         [&] {
             head_dim = c.src[0].ne[0];
             heads = c.src[0].ne[1];
-            return check_matrix(c.src[0], "src0 (x)", DENSE_TYPE_F32, head_dim, heads, Rows::Strided);
+            tokens = c.src[0].ne[2];
+            return check_token_slices(c.src[0], "src0 (x)", DENSE_TYPE_F32, head_dim, heads, tokens, Rows::Strided);
         },
-        [&] { return check_i32_scalar(c.src[1], "src1 (position)"); },
-        [&] { return check_matrix(c.dst[0], "dst", DENSE_TYPE_F32, head_dim, heads, Rows::Strided); },
+        [&] { return check_matrix(c.src[1], "src1 (position)", DENSE_TYPE_I32, tokens, 1, Rows::Contiguous); },
+        [&] { return check_token_slices(c.dst[0], "dst", DENSE_TYPE_F32, head_dim, heads, tokens, Rows::Strided); },
         [&] { return check_alias_or_disjoint(c.dst[0], "dst", c.src[0], "src0 (x)"); },
         [&] { return check_disjoint(c.dst[0], "dst", c.src[1], "src1 (position)"); },
         [&] {
@@ -45,28 +50,41 @@ std::string handle_rope(const OpContext&, const dense_op_call& c, Phase phase) {
         [&] { return check_rope_params(p, head_dim); },
         [&]() -> std::string {
             if (phase == Phase::Check) return {};
-            pos = read_i32(c.src[1]);
-            return pos < 0 ? "position " + std::to_string(pos) + " is negative" : std::string();
+            pos = read_i32s(c.src[1]);
+            for (const int32_t v : pos)
+                if (v < 0) return "position " + std::to_string(v) + " is negative";
+            return {};
         });
     if (!err.empty() || phase == Phase::Check) return err;
-    rope_neox(f32_in(c.src[0]), row_stride_elements(c.src[0]), f32_out(c.dst[0]), row_stride_elements(c.dst[0]),
-              head_dim, heads, p.n_rot, pos, p.freq_base, p.freq_scale);
+    for (int64_t t = 0; t < tokens; ++t)
+        rope_neox(f32_in(c.src[0]) + t * token_stride_elements(c.src[0]), row_stride_elements(c.src[0]),
+                  f32_out(c.dst[0]) + t * token_stride_elements(c.dst[0]), row_stride_elements(c.dst[0]), head_dim,
+                  heads, p.n_rot, pos[static_cast<size_t>(t)], p.freq_base, p.freq_scale);
     return {};
 }
 
 std::string handle_kv_store(const OpContext&, const dense_op_call& c, Phase phase) {
-    int64_t d = 0, hkv = 0, pos = 0;
+    int64_t d = 0, hkv = 0, tokens = 0;
+    std::vector<int32_t> pos;
     const char* src_roles[3] = {"src0 (k)", "src1 (v)", "src2 (position)"};
     const char* dst_roles[2] = {"dst0 (K cache)", "dst1 (V cache)"};
     std::string err = first_error(
-        [&] { return check_counts(c, 3, 2); }, [&] { return check_2d(c.src[0], "src0 (k)"); },
+        [&] { return check_counts(c, 3, 2); }, [&] { return check_3d(c.src[0], "src0 (k)"); },
         [&] {
             d = c.src[0].ne[0];
             hkv = c.src[0].ne[1];
-            return check_matrix(c.src[0], "src0 (k)", DENSE_TYPE_F32, d, hkv, Rows::Contiguous);
+            tokens = c.src[0].ne[2];
+            return check_token_slices(c.src[0], "src0 (k)", DENSE_TYPE_F32, d, hkv, tokens, Rows::Contiguous);
         },
-        [&] { return check_matrix(c.src[1], "src1 (v)", DENSE_TYPE_F32, d, hkv, Rows::Contiguous); },
-        [&] { return check_i32_scalar(c.src[2], "src2 (position)"); },
+        [&] { return check_token_slices(c.src[1], "src1 (v)", DENSE_TYPE_F32, d, hkv, tokens, Rows::Contiguous); },
+        [&]() -> std::string {  // dense_abi.h: the tokens of k and v are contiguous
+            for (int i = 0; i < 2; ++i)
+                if (tokens > 1 && c.src[i].nb[2] != d * hkv * 4)
+                    return std::string(src_roles[i]) + ": token stride nb[2] = " + std::to_string(c.src[i].nb[2]) +
+                           ", expected " + std::to_string(d * hkv * 4) + " (contiguous tokens)";
+            return {};
+        },
+        [&] { return check_matrix(c.src[2], "src2 (position)", DENSE_TYPE_I32, tokens, 1, Rows::Contiguous); },
         [&] { return check_cache(c.dst[0], "dst0 (K cache)", d, hkv); },
         [&] { return check_cache(c.dst[1], "dst1 (V cache)", d, hkv); },
         [&]() -> std::string {
@@ -83,14 +101,18 @@ std::string handle_kv_store(const OpContext&, const dense_op_call& c, Phase phas
         },
         [&]() -> std::string {
             if (phase == Phase::Check) return {};
-            pos = read_i32(c.src[2]);
-            if (pos < 0 || pos >= c.dst[0].ne[2])
-                return "position " + std::to_string(pos) + " is outside the cache [0, " +
-                       std::to_string(c.dst[0].ne[2]) + ")";
+            pos = read_i32s(c.src[2]);
+            for (const int32_t v : pos)
+                if (v < 0 || v >= c.dst[0].ne[2])
+                    return "position " + std::to_string(v) + " is outside the cache [0, " +
+                           std::to_string(c.dst[0].ne[2]) + ")";
             return {};
         });
     if (!err.empty() || phase == Phase::Check) return err;
-    kv_store(c.dst[0].type, f32_in(c.src[0]), d, f32_in(c.src[1]), d, d, hkv, pos, c.dst[0].data, c.dst[1].data);
+    for (int64_t t = 0; t < tokens; ++t)
+        kv_store(c.dst[0].type, f32_in(c.src[0]) + t * token_stride_elements(c.src[0]), d,
+                 f32_in(c.src[1]) + t * token_stride_elements(c.src[1]), d, d, hkv, pos[static_cast<size_t>(t)],
+                 c.dst[0].data, c.dst[1].data);
     return {};
 }
 

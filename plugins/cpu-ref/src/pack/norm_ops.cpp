@@ -42,20 +42,22 @@ std::string handle_rms_norm(const OpContext&, const dense_op_call& c, Phase phas
 
 std::string handle_l2_norm(const OpContext&, const dense_op_call& c, Phase phase) {
     dense_norm_params p{};
-    int64_t n = 0, rows = 0;
+    int64_t n = 0, rows = 0, tokens = 0;
     std::string err = first_error(
-        [&] { return check_counts(c, 1, 1); }, [&] { return check_2d(c.src[0], "src0 (x)"); },
+        [&] { return check_counts(c, 1, 1); }, [&] { return check_3d(c.src[0], "src0 (x)"); },
         [&] {
             n = c.src[0].ne[0];
             rows = c.src[0].ne[1];
-            return check_matrix(c.src[0], "src0 (x)", DENSE_TYPE_F32, n, rows, Rows::Strided);
+            tokens = c.src[0].ne[2];  // the token axis (ABI 1.10): each token's rows normalised alike
+            return check_token_slices(c.src[0], "src0 (x)", DENSE_TYPE_F32, n, rows, tokens, Rows::Strided);
         },
-        [&] { return check_matrix(c.dst[0], "dst", DENSE_TYPE_F32, n, rows, Rows::Strided); },
+        [&] { return check_token_slices(c.dst[0], "dst", DENSE_TYPE_F32, n, rows, tokens, Rows::Strided); },
         [&] { return check_alias_or_disjoint(c.dst[0], "dst", c.src[0], "src0 (x)"); },
         [&] { return read_norm_params(c, &p); });
     if (!err.empty() || phase == Phase::Check) return err;
-    l2_norm(f32_in(c.src[0]), row_stride_elements(c.src[0]), f32_out(c.dst[0]), row_stride_elements(c.dst[0]), n,
-            rows, p.eps);
+    for (int64_t t = 0; t < tokens; ++t)
+        l2_norm(f32_in(c.src[0]) + t * token_stride_elements(c.src[0]), row_stride_elements(c.src[0]),
+                f32_out(c.dst[0]) + t * token_stride_elements(c.dst[0]), row_stride_elements(c.dst[0]), n, rows, p.eps);
     return {};
 }
 

@@ -150,6 +150,37 @@ std::string check_cache(const dense_tensor_view& v, const char* role, int64_t d,
     return check_shape(v, role, {d, heads, v.ne[2], 1});
 }
 
+std::string check_3d(const dense_tensor_view& v, const char* role) {
+    for (int i = 0; i < 4; ++i)
+        if (v.ne[i] < 1) return std::string(role) + ": ne = " + ne_string(v) + " has a dimension < 1";
+    if (v.ne[3] != 1) return std::string(role) + ": ne = " + ne_string(v) + " must be at most 3-D (ne[3] = 1)";
+    return {};
+}
+
+std::string check_token_slices(const dense_tensor_view& v, const char* role, uint32_t type, int64_t ne0, int64_t ne1,
+                               int64_t tokens, Rows rows) {
+    const std::string who = std::string(role) + ": ";
+    if (std::string err = check_3d(v, role); !err.empty()) return err;
+    if (v.ne[2] != tokens)
+        return who + "ne = " + ne_string(v) + ", expected " + std::to_string(tokens) + " tokens on ne[2]";
+    dense_tensor_view slice = v;
+    slice.ne[2] = 1;
+    if (std::string err = check_matrix(slice, role, type, ne0, ne1, rows); !err.empty()) return err;
+    if (tokens == 1) return {};
+    const int64_t elem = plain_element_bytes(type);
+    const int64_t slice_bytes = (ne1 - 1) * (ne1 > 1 ? v.nb[1] : 0) + ne0 * elem;  // check_matrix bounded both
+    if (v.nb[2] % elem != 0 || v.nb[2] < slice_bytes)
+        return who + "token stride nb[2] = " + std::to_string(v.nb[2]) + " must be a multiple of " +
+               std::to_string(elem) + " and at least the " + std::to_string(slice_bytes) + " bytes of one token";
+    int64_t extent = 0;
+    if (__builtin_mul_overflow(v.nb[2], tokens, &extent)) return who + "ne/nb overflow the address space";
+    return {};
+}
+
+int64_t token_stride_elements(const dense_tensor_view& v) noexcept {
+    return v.ne[2] > 1 ? v.nb[2] / plain_element_bytes(v.type) : 0;
+}
+
 int64_t row_stride_elements(const dense_tensor_view& v) noexcept {
     return v.ne[1] > 1 ? v.nb[1] / plain_element_bytes(v.type) : v.ne[0];
 }
@@ -158,6 +189,12 @@ int32_t read_i32(const dense_tensor_view& v) noexcept {
     int32_t value;
     std::memcpy(&value, v.data, sizeof value);
     return value;
+}
+
+std::vector<int32_t> read_i32s(const dense_tensor_view& v) {
+    std::vector<int32_t> values(static_cast<size_t>(v.ne[0]));
+    std::memcpy(values.data(), v.data, values.size() * sizeof(int32_t));
+    return values;
 }
 
 std::string check_disjoint(const dense_tensor_view& dst, const char* dst_role, const dense_tensor_view& src,

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace dense::cpuref::pack {
 
@@ -55,8 +56,24 @@ std::string check_cache(const dense_tensor_view& v, const char* role, int64_t d,
 // Row stride of a 2-D view accepted by check_matrix, in elements (ne0 when there is a single row).
 int64_t row_stride_elements(const dense_tensor_view& v) noexcept;
 
+// Token axis (dense_abi.h, ABI 1.10). The shape of a view that may carry T tokens on ne[2]: ne[i] >= 1
+// and ne[3] = 1 (T = ne[2]).
+std::string check_3d(const dense_tensor_view& v, const char* role);
+
+// {ne0, ne1, tokens, 1}: each token's {ne0, ne1} slice passes check_matrix(.., rows), and token t starts
+// at byte t * nb[2], a multiple of the element size at or past the end of the slice before (tokens
+// never overlap). tokens = 1 is check_matrix itself.
+std::string check_token_slices(const dense_tensor_view& v, const char* role, uint32_t type, int64_t ne0, int64_t ne1,
+                               int64_t tokens, Rows rows);
+
+// Token stride of a view accepted by check_token_slices, in elements (0 for a single token).
+int64_t token_stride_elements(const dense_tensor_view& v) noexcept;
+
 // The value of an I32 {1} view accepted by check_i32_scalar.
 int32_t read_i32(const dense_tensor_view& v) noexcept;
+
+// The ne[0] values of a contiguous I32 {n} view (the positions of a token axis).
+std::vector<int32_t> read_i32s(const dense_tensor_view& v);
 
 // ---- overlap between outputs and inputs ---------------------------------------------------------
 

@@ -48,6 +48,9 @@ struct NormArgs {
     int64_t n = 0, rows = 0;
     float eps = 0;
     Q8_32Out quantized;  // optional: y (then contiguous, n * rows % 32 == 0) quantized to Q8_32 as well
+    // L2_NORM's token axis (ABI 1.10): `tokens` groups of `rows` rows, token t's at t * x_tstride /
+    // t * y_tstride elements (never with `quantized`).
+    int64_t tokens = 1, x_tstride = 0, y_tstride = 0;
 };
 
 // y = x / sqrt(mean(x^2) + eps) * w
@@ -69,9 +72,9 @@ cudaError_t launch_check_finite(const float* x, int64_t n, int32_t* status, cuda
 
 // GDN gates per head: beta = sigmoid(b); decay = exp(softplus(a + dt_bias) * A).
 struct GdnGatesArgs {
-    const float *b = nullptr, *a = nullptr, *dt_bias = nullptr, *A = nullptr;
-    float *beta = nullptr, *decay = nullptr;
-    int64_t heads = 0;
+    const float *b = nullptr, *a = nullptr, *dt_bias = nullptr, *A = nullptr;  // b, a {heads, tokens}
+    float *beta = nullptr, *decay = nullptr;                                     // {heads, tokens}
+    int64_t heads = 0, tokens = 1;
 };
 cudaError_t launch_gdn_gates(const GdnGatesArgs& a, cudaStream_t stream);
 
@@ -83,8 +86,10 @@ struct RopeArgs {
     float* y = nullptr;  // same shape, row stride y_stride; may be x itself
     int64_t y_stride = 0;
     int64_t head_dim = 0, heads = 0, n_rot = 0;  // n_rot even, 2 <= n_rot <= head_dim
-    const int32_t* position = nullptr;           // device I32 {1}
+    const int32_t* position = nullptr;           // device I32 {tokens}: token t's position
     float freq_base = 0, freq_scale = 0;
+    // The token axis (ABI 1.10): token t's heads at t * x_tstride / t * y_tstride elements.
+    int64_t tokens = 1, x_tstride = 0, y_tstride = 0;
 };
 cudaError_t launch_rope_neox(const RopeArgs& a, cudaStream_t stream);
 
@@ -95,9 +100,11 @@ struct KvStoreArgs {
     const float* k = nullptr;  // {d, hkv} contiguous
     const float* v = nullptr;
     int64_t d = 0, hkv = 0, n_ctx = 0;
-    const int32_t* position = nullptr;  // device I32 {1}: the slot written
+    const int32_t* position = nullptr;  // device I32 {tokens}: the slot token t writes
     void* k_cache = nullptr;            // contiguous {d, hkv, n_ctx}
     void* v_cache = nullptr;
+    // The token axis (ABI 1.10): token t's k and v at t * d * hkv elements (contiguous tokens).
+    int64_t tokens = 1;
 };
 cudaError_t launch_kv_store(const KvStoreArgs& a, cudaStream_t stream);
 
@@ -215,12 +222,13 @@ cudaError_t launch_attn_decode(const AttnArgs& a, const AttnPlan& plan, cudaStre
 // ---- Gated DeltaNet (ops_gdn.cu, ops_conv.cu) --------------------------------------------------------
 
 struct ConvArgs {
-    const float* x = nullptr;         // {channels}
+    const float* x = nullptr;         // {channels, tokens}, token t at t * x_stride
     const float* taps = nullptr;      // {kernel, channels}: channel c's taps at c * kernel
     const float* state_in = nullptr;  // {kernel - 1, channels}
-    float* y = nullptr;               // {channels}
+    float* y = nullptr;               // {channels, tokens}, token t at t * y_stride
     float* state_out = nullptr;       // {kernel - 1, channels}; may be state_in itself
     int64_t channels = 0, kernel = 0;  // kernel >= 2
+    int64_t tokens = 1, x_stride = 0, y_stride = 0;
     bool silu = true;
 };
 cudaError_t launch_conv1d_causal(const ConvArgs& a, cudaStream_t stream);
@@ -239,6 +247,9 @@ struct GdnArgs {
     float* o = nullptr;               // {dv, hv} contiguous
     int64_t dk = 0, dv = 0, hk = 0, hv = 0;
     float scale = 0;
+    // The token axis (ABI 1.10): token t's q, k, v and o at t * *_tstride elements, its beta and
+    // decay at t * hv; the state runs through the tokens in order.
+    int64_t tokens = 1, q_tstride = 0, k_tstride = 0, v_tstride = 0, o_tstride = 0;
 };
 cudaError_t launch_gdn_decode(const GdnArgs& a, cudaStream_t stream);
 

@@ -45,18 +45,20 @@ __global__ void kv_store_kernel(KvStoreArgs a) {
     wait_for_producers();  // launch_chain.cuh: nothing an earlier kernel writes is touched before
     allow_consumers();
 
-    const int64_t pos = *a.position;
-    if (pos < 0 || pos >= a.n_ctx) return;  // nothing written (cpu-ref refuses such a call)
+    // Token t (the token axis, ABI 1.10) writes k and v elements [t n, (t + 1) n) into its slot.
     const int64_t n = a.d * a.hkv;
-    const int64_t slot = pos * n;
     const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < n * a.tokens; j += stride) {
+        const int64_t tok = j / n, i = j - tok * n;
+        const int64_t pos = a.position[tok];
+        if (pos < 0 || pos >= a.n_ctx) continue;  // nothing written (cpu-ref refuses such a call)
+        const int64_t slot = pos * n;
         if constexpr (kF16) {
-            static_cast<uint16_t*>(a.k_cache)[slot + i] = f32_to_f16_bits(a.k[i]);
-            static_cast<uint16_t*>(a.v_cache)[slot + i] = f32_to_f16_bits(a.v[i]);
+            static_cast<uint16_t*>(a.k_cache)[slot + i] = f32_to_f16_bits(a.k[j]);
+            static_cast<uint16_t*>(a.v_cache)[slot + i] = f32_to_f16_bits(a.v[j]);
         } else {
-            static_cast<float*>(a.k_cache)[slot + i] = a.k[i];
-            static_cast<float*>(a.v_cache)[slot + i] = a.v[i];
+            static_cast<float*>(a.k_cache)[slot + i] = a.k[j];
+            static_cast<float*>(a.v_cache)[slot + i] = a.v[j];
         }
     }
 }
@@ -441,7 +443,7 @@ cudaError_t launch_attn_typed(const AttnArgs& a, const AttnPlan& plan, cudaStrea
 }  // namespace
 
 cudaError_t launch_kv_store(const KvStoreArgs& a, cudaStream_t stream) {
-    const int64_t n = a.d * a.hkv;
+    const int64_t n = a.d * a.hkv * a.tokens;
     if (n <= 0) return cudaSuccess;
     const unsigned blocks = grid_for(n, kEltThreads, kEltMaxBlocks);
     if (a.f16)

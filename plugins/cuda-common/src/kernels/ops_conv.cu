@@ -8,6 +8,10 @@
 // state_out[c] = window[1 ..]: the thread reads the whole window for the sum first, then shifts with
 // state_out[c][i] = state_in[c][i + 1] in ascending i (each read happens before that element is
 // overwritten), so state_out may be the very same memory as state_in. Channels are disjoint.
+//
+// T tokens (ABI 1.10's token axis) run in order in the same thread: token 0's window comes from
+// state_in, every later one's from the state_out the thread itself just wrote, which is exactly what
+// T launches of one token would read (same operations, same bits).
 #include "kernels/launch_chain.cuh"
 #include "kernels/act_common.cuh"
 #include "kernels/act_launchers.hpp"
@@ -23,15 +27,17 @@ __global__ void conv1d_causal_kernel(ConvArgs a) {
     const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
     for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < a.channels; c += stride) {
         const float* taps = a.taps + c * a.kernel;
-        const float* s_in = a.state_in + c * keep;
         float* s_out = a.state_out + c * keep;
-        const float xc = a.x[c];
-        float acc = 0.0f;
-        for (int64_t i = 0; i < keep; ++i) acc = __fmaf_rn(taps[i], s_in[i], acc);
-        acc = __fmaf_rn(taps[keep], xc, acc);
-        a.y[c] = a.silu ? silu_f(acc) : acc;
-        for (int64_t i = 0; i + 1 < keep; ++i) s_out[i] = s_in[i + 1];
-        s_out[keep - 1] = xc;
+        for (int64_t t = 0; t < a.tokens; ++t) {
+            const float* s_in = t == 0 ? a.state_in + c * keep : s_out;
+            const float xc = a.x[t * a.x_stride + c];
+            float acc = 0.0f;
+            for (int64_t i = 0; i < keep; ++i) acc = __fmaf_rn(taps[i], s_in[i], acc);
+            acc = __fmaf_rn(taps[keep], xc, acc);
+            a.y[t * a.y_stride + c] = a.silu ? silu_f(acc) : acc;
+            for (int64_t i = 0; i + 1 < keep; ++i) s_out[i] = s_in[i + 1];
+            s_out[keep - 1] = xc;
+        }
     }
 }
 

@@ -75,10 +75,12 @@ __global__ void gdn_gates_kernel(GdnGatesArgs a) {
     allow_consumers();
 
     const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-    for (int64_t h = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; h < a.heads; h += stride) {
-        const float b = a.b[h], x = a.a[h] + a.dt_bias[h], A = a.A[h];
-        a.beta[h] = sigmoid_f(b);
-        a.decay[h] = expf(softplus_f(x) * A);
+    const int64_t n = a.heads * a.tokens;  // element i is head i % heads of token i / heads
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const int64_t h = i % a.heads;
+        const float b = a.b[i], x = a.a[i] + a.dt_bias[h], A = a.A[h];
+        a.beta[i] = sigmoid_f(b);
+        a.decay[i] = expf(softplus_f(x) * A);
     }
 }
 
@@ -104,8 +106,9 @@ cudaError_t launch_check_finite(const float* x, int64_t n, int32_t* status, cuda
 }
 
 cudaError_t launch_gdn_gates(const GdnGatesArgs& a, cudaStream_t stream) {
-    if (a.heads <= 0) return cudaSuccess;
-    (void)launch_chained(gdn_gates_kernel, grid_for(a.heads, kEltThreads, kEltMaxBlocks), kEltThreads, 0, stream, a);
+    if (a.heads <= 0 || a.tokens <= 0) return cudaSuccess;
+    (void)launch_chained(gdn_gates_kernel, grid_for(a.heads * a.tokens, kEltThreads, kEltMaxBlocks), kEltThreads, 0,
+                         stream, a);
     return cudaGetLastError();
 }
 

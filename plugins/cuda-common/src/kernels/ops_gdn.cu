@@ -17,6 +17,11 @@
 // (decay <= 1, and with unit-norm k and beta in (0, 1) the update is a projection), so the drift
 // does not grow without bound. The tests chain several steps and allow 2e-6 of max |o| (+ 2e-6
 // relative per element), for o and for the state.
+//
+// T tokens (ABI 1.10's token axis, a batched prefill step): the warp walks them in order with its
+// column still in registers, so the state is read once and written once per launch instead of once
+// per token, and each token's operations are the one-token kernel's, in the same order (the column
+// a launch would have stored and the next reloaded is the same float): T launches' bits.
 #include "kernels/launch_chain.cuh"
 #include "kernels/act_common.cuh"
 #include "kernels/act_launchers.hpp"
@@ -39,20 +44,21 @@ struct Column {
     float* o;
 };
 
-__device__ __forceinline__ Column column_of(const GdnArgs& a, int64_t col) {
+// Column `col` as token t sees it (its q, k, v[j], gates and output slot).
+__device__ __forceinline__ Column column_of(const GdnArgs& a, int64_t col, int64_t t) {
     const int64_t h = col / a.dv;
     const int64_t j = col - h * a.dv;
     const int64_t kh = h % a.hk;  // tiled head mapping (spec 7.4)
     const int64_t base = h * a.dk * a.dv + j * a.dk;
     Column c;
-    c.q = a.q + kh * a.q_stride;
-    c.k = a.k + kh * a.k_stride;
+    c.q = a.q + t * a.q_tstride + kh * a.q_stride;
+    c.k = a.k + t * a.k_tstride + kh * a.k_stride;
     c.s_in = a.state_in + base;
     c.s_out = a.state_out + base;
-    c.v = a.v[h * a.v_stride + j];
-    c.beta = a.beta[h];
-    c.decay = a.decay[h];
-    c.o = a.o + h * a.dv + j;
+    c.v = a.v[t * a.v_tstride + h * a.v_stride + j];
+    c.beta = a.beta[t * a.hv + h];
+    c.decay = a.decay[t * a.hv + h];
+    c.o = a.o + t * a.o_tstride + h * a.dv + j;
     return c;
 }
 
@@ -65,33 +71,42 @@ __global__ void __launch_bounds__(kGdnThreads) gdn_decode_regs_kernel(GdnArgs a)
     const int64_t warp_stride = static_cast<int64_t>(gridDim.x) * kGdnWarps;
     for (int64_t col = static_cast<int64_t>(blockIdx.x) * kGdnWarps + (threadIdx.x >> 5); col < n_cols;
          col += warp_stride) {
-        const Column c = column_of(a, col);
-        float s[kGdnRegRows], kk[kGdnRegRows], qq[kGdnRegRows];
-        float u = 0.0f;
+        const Column c0 = column_of(a, col, 0);
+        float s[kGdnRegRows];
 #pragma unroll
-        for (int t = 0; t < kGdnRegRows; ++t) {
-            const int64_t i = lane + 32 * t;
-            const bool in = i < a.dk;
-            s[t] = in ? c.s_in[i] * c.decay : 0.0f;
-            kk[t] = in ? c.k[i] : 0.0f;
-            qq[t] = in ? c.q[i] : 0.0f;
-            u = __fmaf_rn(s[t], kk[t], u);
+        for (int r = 0; r < kGdnRegRows; ++r) {
+            const int64_t i = lane + 32 * r;
+            s[r] = i < a.dk ? c0.s_in[i] : 0.0f;
         }
-        u = warp_sum(u);
-        const float delta = c.beta * (c.v - u);
-        float acc = 0.0f;
+        for (int64_t t = 0; t < a.tokens; ++t) {
+            const Column c = t == 0 ? c0 : column_of(a, col, t);
+            float kk[kGdnRegRows], qq[kGdnRegRows];
+            float u = 0.0f;
 #pragma unroll
-        for (int t = 0; t < kGdnRegRows; ++t) {
-            s[t] = __fmaf_rn(kk[t], delta, s[t]);
-            acc = __fmaf_rn(s[t], qq[t], acc);
-        }
-        acc = warp_sum(acc);
+            for (int r = 0; r < kGdnRegRows; ++r) {
+                const int64_t i = lane + 32 * r;
+                const bool in = i < a.dk;
+                s[r] = in ? s[r] * c.decay : 0.0f;
+                kk[r] = in ? c.k[i] : 0.0f;
+                qq[r] = in ? c.q[i] : 0.0f;
+                u = __fmaf_rn(s[r], kk[r], u);
+            }
+            u = warp_sum(u);
+            const float delta = c.beta * (c.v - u);
+            float acc = 0.0f;
 #pragma unroll
-        for (int t = 0; t < kGdnRegRows; ++t) {
-            const int64_t i = lane + 32 * t;
-            if (i < a.dk) c.s_out[i] = s[t];
+            for (int r = 0; r < kGdnRegRows; ++r) {
+                s[r] = __fmaf_rn(kk[r], delta, s[r]);
+                acc = __fmaf_rn(s[r], qq[r], acc);
+            }
+            acc = warp_sum(acc);
+            if (lane == 0) *c.o = a.scale * acc;
         }
-        if (lane == 0) *c.o = a.scale * acc;
+#pragma unroll
+        for (int r = 0; r < kGdnRegRows; ++r) {
+            const int64_t i = lane + 32 * r;
+            if (i < a.dk) c0.s_out[i] = s[r];
+        }
     }
 }
 
@@ -104,19 +119,22 @@ __global__ void __launch_bounds__(kGdnThreads) gdn_decode_stream_kernel(GdnArgs 
     const int64_t warp_stride = static_cast<int64_t>(gridDim.x) * kGdnWarps;
     for (int64_t col = static_cast<int64_t>(blockIdx.x) * kGdnWarps + (threadIdx.x >> 5); col < n_cols;
          col += warp_stride) {
-        const Column c = column_of(a, col);
-        float u = 0.0f;
-        for (int64_t i = lane; i < a.dk; i += 32) u = __fmaf_rn(c.s_in[i] * c.decay, c.k[i], u);
-        u = warp_sum(u);
-        const float delta = c.beta * (c.v - u);
-        float acc = 0.0f;
-        for (int64_t i = lane; i < a.dk; i += 32) {
-            const float s = __fmaf_rn(c.k[i], delta, c.s_in[i] * c.decay);
-            c.s_out[i] = s;
-            acc = __fmaf_rn(s, c.q[i], acc);
+        for (int64_t t = 0; t < a.tokens; ++t) {
+            const Column c = column_of(a, col, t);
+            const float* s_in = t == 0 ? c.s_in : c.s_out;  // a later token reads what this lane wrote
+            float u = 0.0f;
+            for (int64_t i = lane; i < a.dk; i += 32) u = __fmaf_rn(s_in[i] * c.decay, c.k[i], u);
+            u = warp_sum(u);
+            const float delta = c.beta * (c.v - u);
+            float acc = 0.0f;
+            for (int64_t i = lane; i < a.dk; i += 32) {
+                const float s = __fmaf_rn(c.k[i], delta, s_in[i] * c.decay);
+                c.s_out[i] = s;
+                acc = __fmaf_rn(s, c.q[i], acc);
+            }
+            acc = warp_sum(acc);
+            if (lane == 0) *c.o = a.scale * acc;
         }
-        acc = warp_sum(acc);
-        if (lane == 0) *c.o = a.scale * acc;
     }
 }
 

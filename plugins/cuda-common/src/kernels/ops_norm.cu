@@ -41,9 +41,10 @@ __global__ void norm_rows_kernel(NormArgs a) {
     allow_consumers();
 
     const float n_f = static_cast<float>(a.n);
-    for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
-        const float* x = a.x + r * a.x_stride;
-        float* y = a.y + r * a.y_stride;
+    for (int64_t r = blockIdx.x; r < a.rows * a.tokens; r += gridDim.x) {
+        const int64_t tok = r / a.rows, rr = r - tok * a.rows;  // tok = 0 but for L2_NORM's token axis
+        const float* x = a.x + tok * a.x_tstride + rr * a.x_stride;
+        float* y = a.y + tok * a.y_tstride + rr * a.y_stride;
         float v[kPer];
         float ss = 0.0f;
 #pragma unroll
@@ -87,9 +88,10 @@ __global__ void norm_long_rows_kernel(NormArgs a) {
     allow_consumers();
     __shared__ float scratch[33];
     const float n_f = static_cast<float>(a.n);
-    for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
-        const float* x = a.x + r * a.x_stride;
-        float* y = a.y + r * a.y_stride;
+    for (int64_t r = blockIdx.x; r < a.rows * a.tokens; r += gridDim.x) {
+        const int64_t tok = r / a.rows, rr = r - tok * a.rows;
+        const float* x = a.x + tok * a.x_tstride + rr * a.x_stride;
+        float* y = a.y + tok * a.y_tstride + rr * a.y_stride;
         float ss = 0.0f;
         for (int64_t i = threadIdx.x; i < a.n; i += blockDim.x) ss = __fmaf_rn(x[i], x[i], ss);
         ss = block_sum(ss, scratch);
@@ -115,8 +117,9 @@ int threads_for_row(int64_t n) {
 
 template <NormKind K>
 cudaError_t launch(const NormArgs& a, cudaStream_t stream) {
-    if (a.n <= 0 || a.rows <= 0) return cudaSuccess;
-    const unsigned blocks = static_cast<unsigned>(a.rows < kMaxRowBlocks ? a.rows : kMaxRowBlocks);
+    if (a.n <= 0 || a.rows <= 0 || a.tokens <= 0) return cudaSuccess;
+    const int64_t rows = a.rows * a.tokens;
+    const unsigned blocks = static_cast<unsigned>(rows < kMaxRowBlocks ? rows : kMaxRowBlocks);
     if (a.n <= int64_t{kPer} * 1024)
         (void)launch_chained(norm_rows_kernel<K>, blocks, threads_for_row(a.n), 0, stream, a);
     else

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define DENSE_ABI_MAJOR 1u
-#define DENSE_ABI_MINOR 9u
+#define DENSE_ABI_MINOR 10u
 
 /* dense_pack_score(NULL) returns the ABI version the pack was built against, encoded like this. It
  * lets the host refuse a pack of another major before it reads any struct the pack fills. */
@@ -123,7 +123,17 @@ enum {
  * in type A, receives dst0's N = ne[0] * ne[1] values quantized exactly as QUANTIZE_ACT to A would
  * write them (dst0 then contiguous, ne[0] a multiple of A's block, dst1 apart from every other view).
  * The host uses such a key only where a pack registered it, so the GEMV after a norm needs no
- * separate quantize; a pack without it loses nothing but that launch. */
+ * separate quantize; a pack without it loses nothing but that launch.
+ *
+ * Token axis (ABI 1.10): CONV1D_CAUSAL, GDN_GATES, L2_NORM, GDN_DECODE, ROPE and KV_STORE also take
+ * T >= 1 tokens of a batched prefill step in one call, on the axis their entries name ("T"; the
+ * position inputs then I32 {T}). The call must leave
+ * exactly what T calls of one token each, in token order, would leave (outputs and recurrent state,
+ * bit for bit), token t's inputs being the views' slices at t: a state carried from token to token
+ * (the conv window, the delta-rule state) is read from state_in for token 0 and from the pack's own
+ * running state after that. A pack that does not take the axis refuses T > 1 in its shape checks
+ * (every pack built against an older minor does: those views were {.., 1, 1}), and the host then
+ * issues one call per token. */
 typedef uint32_t dense_op_kind;
 enum {
     /* src0: blocks (any type); dst: F32, same element count. */
@@ -152,7 +162,8 @@ enum {
     DENSE_OP_RMS_NORM = 6,
     /* src0: x {head_dim, heads} strided; src1: I32 {1} position p; dst: same shape (may alias src0).
      * NeoX pairing: for i < n_rot/2, (x[i], x[i + n_rot/2]) rotate by p * base^(-2i/n_rot); dims
-     * >= n_rot pass through. params: dense_rope_params. */
+     * >= n_rot pass through. params: dense_rope_params. Token axis (1.10): x and dst {head_dim, heads,
+     * T} (token t at byte t * nb[2]), src1 I32 {T}: token t rotates by position[t]. */
     DENSE_OP_ROPE = 7,
     /* src0: q {d, Hq} strided; src1: K cache {d, Hkv, n_ctx} (F16 or F32); src2: V cache, same;
      * src3: I32 {1} n_kv = positions 0..n_kv-1 attended; src4 (optional): gate {d, Hq} strided;
@@ -163,26 +174,32 @@ enum {
     /* src0: q {dk, Hk} strided; src1: k {dk, Hk} strided; src2: v {dv, Hv} strided; src3: beta {Hv};
      * src4: decay {Hv}; src5: state_in {dk*dv, Hv} with S[i][j] at j*dk + i; dst0: o {dv, Hv};
      * dst1: state_out {dk*dv, Hv} (may alias src5). Value head h uses key head h % Hk:
-     * S = decay*S; u = S^T k; S += k (beta (v - u))^T; o = scale * S^T q. params: dense_gdn_params. */
+     * S = decay*S; u = S^T k; S += k (beta (v - u))^T; o = scale * S^T q. params: dense_gdn_params.
+     * Token axis (1.10): q and k {dk, Hk, T} and v {dv, Hv, T} with token t at byte t * nb[2]; beta
+     * and decay {Hv, T} contiguous; o {dv, Hv, T} contiguous. The state runs through the T tokens. */
     DENSE_OP_GDN_DECODE = 10,
     DENSE_OP_GDN_PREFILL = 11,
     /* src0: x {C}; src1: taps {K, C} (tap K-1 multiplies x); src2: state_in {K-1, C} (oldest first);
      * dst0: y {C}; dst1: state_out {K-1, C} (may alias src2). y[c] = sum_i taps[c][i] * window[i]
-     * over window = [state_in[c], x[c]], then SiLU if params.apply_silu. params: dense_conv_params. */
+     * over window = [state_in[c], x[c]], then SiLU if params.apply_silu. params: dense_conv_params.
+     * Token axis (1.10): x and y {C, T} strided (token t's channels at byte t * nb[1]). */
     DENSE_OP_CONV1D_CAUSAL = 12,
     /* src0: gate {n}; src1: up {n}; dst: {n} = silu(gate) * up. */
     DENSE_OP_SWIGLU = 13,
     /* src0: x {n, rows} strided; dst: {n, rows} strided (may alias). y = x / sqrt(sum(x^2) + eps).
-     * params: dense_norm_params. */
+     * params: dense_norm_params. Token axis (1.10): x and dst {n, rows, T}, token t's rows at byte
+     * t * nb[2] (nb[2] >= rows * nb[1]). */
     DENSE_OP_L2_NORM = 14,
     /* src0: x {n, rows}; src1: z {n, rows}; src2: weight {n}; dst: {n, rows}.
      * y = x / sqrt(mean(x^2) + eps) * w * silu(z). params: dense_norm_params. */
     DENSE_OP_GATED_RMS_NORM = 15,
     /* src0: b {H}; src1: a {H}; src2: dt_bias {H}; src3: A {H} (negative); dst0: beta {H} =
-     * sigmoid(b); dst1: decay {H} = exp(softplus(a + dt_bias) * A), softplus(x) = x for x > 20. */
+     * sigmoid(b); dst1: decay {H} = exp(softplus(a + dt_bias) * A), softplus(x) = x for x > 20.
+     * Token axis (1.10): b, a, beta and decay {H, T} contiguous; dt_bias and A stay {H}. */
     DENSE_OP_GDN_GATES = 16,
     /* src0: k {d, Hkv}; src1: v {d, Hkv}; src2: I32 {1} position p; dst0: K cache {d, Hkv, n_ctx};
-     * dst1: V cache. Writes slot p of both (converting to the cache type, round to nearest even). */
+     * dst1: V cache. Writes slot p of both (converting to the cache type, round to nearest even).
+     * Token axis (1.10): k and v {d, Hkv, T} contiguous, src2 I32 {T}: token t into slot position[t]. */
     DENSE_OP_KV_STORE = 17,
     /* src0: x {n}; dst: I32 {1} status word; sets dst to 1 if any element of x is NaN or Inf,
      * leaves it unchanged otherwise (the executor clears it before a step). */

@@ -1,0 +1,218 @@
+// The token axis of the CUDA pack's Gated DeltaNet ops, RoPE and KV store (dense_abi.h, ABI 1.10), at the Qwen3.5-27B
+// shapes and with the graph builder's layout (q|k|v heads inside T columns of the 10240-wide conv
+// output, the state ping-ponged from bank A to bank B): one launch over T tokens must leave exactly the
+// bits of T one-token launches of the same pack, in order (outputs and recurrent state: memcmp).
+// The one-token launches are themselves tested against cpu-ref (ops_gdn_gpu_test.cpp and the
+// norm/conv/gates tests), so this is the whole contract of the axis. T = 16 (the default prefill
+// chunk) and an odd T = 5; the streaming delta-rule kernel (dk > 128) at a small shape.
+#include "cuda/gpu_ops_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace dense::test::cuda {
+namespace {
+
+constexpr int64_t kConvC = 10240, kConvK = 4;
+
+// F32 {ne0, ne1, tokens} on the GPU, token t at t * token_stride floats.
+dense_tensor_view tokens_view(float* data, int64_t ne0, int64_t ne1, int64_t token_stride, int64_t tokens) {
+    dense_tensor_view v = f32_view(data, ne0, ne1, ne0);
+    v.ne[2] = tokens;
+    v.nb[2] = v.nb[3] = token_stride * 4;
+    return v;
+}
+
+DevMatrix flat(GpuSession& gpu, const std::vector<float>& v) {
+    return upload_matrix(gpu, &v, static_cast<int64_t>(v.size()), 1);
+}
+DevMatrix flat_out(GpuSession& gpu, int64_t n) { return upload_matrix(gpu, nullptr, n, 1); }
+
+void conv_and_gates(GpuSession& gpu, int64_t tokens, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    const std::string label = "T = " + std::to_string(tokens);
+    auto conv = make_params<dense_conv_params>();
+    conv.apply_silu = 1;
+    const auto x = uniform(static_cast<std::size_t>(kConvC * tokens), rng, -3.0f, 3.0f);
+    const auto taps = uniform(static_cast<std::size_t>(kConvK * kConvC), rng);
+    const auto window = uniform(static_cast<std::size_t>((kConvK - 1) * kConvC), rng, -2.0f, 2.0f);
+    DevMatrix dx = flat(gpu, x), dtaps = upload_matrix(gpu, &taps, kConvK, kConvC);
+    const dense_tensor_view taps_v = dtaps.view;
+    // Token by token: bank A -> B, then B in place.
+    DevMatrix a1 = upload_matrix(gpu, &window, kConvK - 1, kConvC), b1 = upload_matrix(gpu, nullptr, kConvK - 1, kConvC);
+    DevMatrix y1 = flat_out(gpu, kConvC * tokens);
+    for (int64_t t = 0; t < tokens; ++t)
+        run_op(gpu, DENSE_OP_CONV1D_CAUSAL,
+               {f32_view(dx.row_ptr(0) + t * kConvC, kConvC, 1, kConvC), taps_v, (t == 0 ? a1 : b1).view},
+               {f32_view(y1.row_ptr(0) + t * kConvC, kConvC, 1, kConvC), b1.view}, &conv, "conv token " + label);
+    // One launch.
+    DevMatrix a2 = upload_matrix(gpu, &window, kConvK - 1, kConvC), b2 = upload_matrix(gpu, nullptr, kConvK - 1, kConvC);
+    DevMatrix y2 = upload_matrix(gpu, nullptr, kConvC, tokens);
+    run_op(gpu, DENSE_OP_CONV1D_CAUSAL, {f32_view(dx.row_ptr(0), kConvC, tokens, kConvC), taps_v, a2.view},
+           {y2.view, b2.view}, &conv, "conv axis " + label);
+    if (::testing::Test::HasFatalFailure()) return;
+    EXPECT_TRUE(same_bits(download_matrix(gpu, y1), download_matrix(gpu, y2))) << "conv y " << label;
+    EXPECT_TRUE(same_bits(download_matrix(gpu, b1), download_matrix(gpu, b2))) << "conv state " << label;
+    EXPECT_TRUE(same_bits(download_matrix(gpu, a2), window)) << "conv state_in written " << label;
+
+    const int64_t h = 48;
+    const auto b = uniform(static_cast<std::size_t>(h * tokens), rng, -4.0f, 4.0f);
+    const auto a = uniform(static_cast<std::size_t>(h * tokens), rng, -4.0f, 4.0f);
+    const auto dt = uniform(static_cast<std::size_t>(h), rng), big_a = uniform(static_cast<std::size_t>(h), rng, -3.0f, -0.1f);
+    DevMatrix db = flat(gpu, b), da = flat(gpu, a), ddt = flat(gpu, dt), dA = flat(gpu, big_a);
+    DevMatrix beta1 = flat_out(gpu, h * tokens), decay1 = flat_out(gpu, h * tokens);
+    for (int64_t t = 0; t < tokens; ++t)
+        run_op(gpu, DENSE_OP_GDN_GATES,
+               {f32_view(db.row_ptr(0) + t * h, h, 1, h), f32_view(da.row_ptr(0) + t * h, h, 1, h), ddt.view, dA.view},
+               {f32_view(beta1.row_ptr(0) + t * h, h, 1, h), f32_view(decay1.row_ptr(0) + t * h, h, 1, h)}, nullptr,
+               "gates token " + label);
+    DevMatrix beta2 = upload_matrix(gpu, nullptr, h, tokens), decay2 = upload_matrix(gpu, nullptr, h, tokens);
+    run_op(gpu, DENSE_OP_GDN_GATES,
+           {f32_view(db.row_ptr(0), h, tokens, h), f32_view(da.row_ptr(0), h, tokens, h), ddt.view, dA.view},
+           {beta2.view, decay2.view}, nullptr, "gates axis " + label);
+    if (::testing::Test::HasFatalFailure()) return;
+    EXPECT_TRUE(same_bits(download_matrix(gpu, beta1), download_matrix(gpu, beta2))) << "beta " << label;
+    EXPECT_TRUE(same_bits(download_matrix(gpu, decay1), download_matrix(gpu, decay2))) << "decay " << label;
+}
+
+// L2 norm of the q and k heads in place, then the delta rule, over T columns of the conv output.
+void l2_and_delta_rule(GpuSession& gpu, int64_t dk, int64_t dv, int64_t hk, int64_t hv, int64_t tokens, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    const std::string label = "dk " + std::to_string(dk) + " T = " + std::to_string(tokens);
+    const int64_t key_dim = hk * dk, len = 2 * key_dim + hv * dv, state = dk * dv;
+    auto norm = make_params<dense_norm_params>();
+    norm.eps = 1e-6f;
+    auto gdn = make_params<dense_gdn_params>();
+    gdn.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dk)));
+    const auto qkv = uniform(static_cast<std::size_t>(len * tokens), rng);
+    const auto beta = uniform(static_cast<std::size_t>(hv * tokens), rng, 0.05f, 0.95f);
+    const auto decay = uniform(static_cast<std::size_t>(hv * tokens), rng, 0.3f, 1.0f);
+    const auto bank = uniform(static_cast<std::size_t>(state * hv), rng, -0.5f, 0.5f);
+    DevMatrix dbeta = flat(gpu, beta), ddecay = flat(gpu, decay);
+
+    DevMatrix x1 = flat(gpu, qkv), a1 = upload_matrix(gpu, &bank, state, hv), b1 = upload_matrix(gpu, nullptr, state, hv);
+    DevMatrix o1 = flat_out(gpu, dv * hv * tokens);
+    for (int64_t t = 0; t < tokens; ++t) {
+        float* at = x1.row_ptr(0) + t * len;
+        run_op(gpu, DENSE_OP_L2_NORM, {f32_view(at, dk, 2 * hk, dk)}, {f32_view(at, dk, 2 * hk, dk)}, &norm,
+               "l2 token " + label);
+        run_op(gpu, DENSE_OP_GDN_DECODE,
+               {f32_view(at, dk, hk, dk), f32_view(at + key_dim, dk, hk, dk), f32_view(at + 2 * key_dim, dv, hv, dv),
+                f32_view(dbeta.row_ptr(0) + t * hv, hv, 1, hv), f32_view(ddecay.row_ptr(0) + t * hv, hv, 1, hv),
+                (t == 0 ? a1 : b1).view},
+               {f32_view(o1.row_ptr(0) + t * dv * hv, dv, hv, dv), b1.view}, &gdn, "gdn token " + label);
+        if (::testing::Test::HasFatalFailure()) return;
+    }
+
+    DevMatrix x2 = flat(gpu, qkv), a2 = upload_matrix(gpu, &bank, state, hv), b2 = upload_matrix(gpu, nullptr, state, hv);
+    DevMatrix o2 = flat_out(gpu, dv * hv * tokens);
+    float* x = x2.row_ptr(0);
+    run_op(gpu, DENSE_OP_L2_NORM, {tokens_view(x, dk, 2 * hk, len, tokens)}, {tokens_view(x, dk, 2 * hk, len, tokens)},
+           &norm, "l2 axis " + label);
+    run_op(gpu, DENSE_OP_GDN_DECODE,
+           {tokens_view(x, dk, hk, len, tokens), tokens_view(x + key_dim, dk, hk, len, tokens),
+            tokens_view(x + 2 * key_dim, dv, hv, len, tokens), f32_view(dbeta.row_ptr(0), hv, tokens, hv),
+            f32_view(ddecay.row_ptr(0), hv, tokens, hv), a2.view},
+           {tokens_view(o2.row_ptr(0), dv, hv, dv * hv, tokens), b2.view}, &gdn, "gdn axis " + label);
+    if (::testing::Test::HasFatalFailure()) return;
+    EXPECT_TRUE(same_bits(download_matrix(gpu, x1), download_matrix(gpu, x2))) << "l2-normalised q|k|v " << label;
+    EXPECT_TRUE(same_bits(download_matrix(gpu, o1), download_matrix(gpu, o2))) << "gdn o " << label;
+    const auto s1 = download_matrix(gpu, b1), s2 = download_matrix(gpu, b2);
+    EXPECT_TRUE(same_bits(s1, s2)) << "gdn state " << label;
+    EXPECT_TRUE(same_bits(download_matrix(gpu, a2), bank)) << "gdn state_in written " << label;
+    EXPECT_FALSE(same_bits(s2, bank)) << "the state did not move " << label;
+}
+
+// RoPE of T tokens' query heads at their own positions (in place), then the KV store of T tokens into
+// their slots of an F16 cache, against one-token launches.
+void rope_and_kv_store(GpuSession& gpu, int64_t tokens, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    const std::string label = "T = " + std::to_string(tokens);
+    constexpr int64_t d = 256, hq = 24, hkv = 4, n_ctx = 64;
+    auto rope = make_params<dense_rope_params>();
+    rope.n_rot = 64;
+    rope.mode = DENSE_ROPE_NEOX;
+    rope.freq_base = 1e7f;
+    rope.freq_scale = 1.0f;
+    std::vector<int32_t> pos(static_cast<std::size_t>(tokens));
+    for (int64_t t = 0; t < tokens; ++t) pos[static_cast<std::size_t>(t)] = static_cast<int32_t>(40 - tokens + t);
+    DeviceBuffer dpos = gpu.alloc(pos.size() * 4);
+    gpu.upload(dpos.get(), pos.data(), pos.size() * 4);
+    const dense_tensor_view positions = cuda_view(dpos.get(), DENSE_TYPE_I32, 1, 4, {tokens});
+    auto position = [&](int64_t t) {
+        return cuda_view(static_cast<int32_t*>(dpos.get()) + t, DENSE_TYPE_I32, 1, 4, {1});
+    };
+
+    const auto q = uniform(static_cast<std::size_t>(d * hq * tokens), rng, -2.0f, 2.0f);
+    DevMatrix q1 = flat(gpu, q), q2 = flat(gpu, q);
+    for (int64_t t = 0; t < tokens; ++t) {
+        float* at = q1.row_ptr(0) + t * d * hq;
+        run_op(gpu, DENSE_OP_ROPE, {f32_view(at, d, hq, d), position(t)}, {f32_view(at, d, hq, d)}, &rope,
+               "rope token " + label);
+    }
+    run_op(gpu, DENSE_OP_ROPE, {tokens_view(q2.row_ptr(0), d, hq, d * hq, tokens), positions},
+           {tokens_view(q2.row_ptr(0), d, hq, d * hq, tokens)}, &rope, "rope axis " + label);
+    if (::testing::Test::HasFatalFailure()) return;
+    const auto got = download_matrix(gpu, q2);
+    EXPECT_TRUE(same_bits(download_matrix(gpu, q1), got)) << "rope " << label;
+    EXPECT_FALSE(same_bits(got, q)) << "rope changed nothing " << label;
+
+    const auto k = uniform(static_cast<std::size_t>(d * hkv * tokens), rng, -2.0f, 2.0f);
+    const auto v = uniform(static_cast<std::size_t>(d * hkv * tokens), rng, -2.0f, 2.0f);
+    DevMatrix dk = flat(gpu, k), dv = flat(gpu, v);
+    std::vector<uint16_t> fill(static_cast<std::size_t>(d * hkv * n_ctx));
+    for (auto& h : fill) h = static_cast<uint16_t>(rng());
+    DeviceBuffer caches[2][2];
+    for (auto& pair : caches)
+        for (auto& c : pair) {
+            c = gpu.alloc(fill.size() * 2);
+            gpu.upload(c.get(), fill.data(), fill.size() * 2);
+        }
+    auto cache = [&](int i, int j) { return cuda_view(caches[i][j].get(), DENSE_TYPE_F16, 1, 2, {d, hkv, n_ctx}); };
+    for (int64_t t = 0; t < tokens; ++t)
+        run_op(gpu, DENSE_OP_KV_STORE,
+               {f32_view(dk.row_ptr(0) + t * d * hkv, d, hkv, d), f32_view(dv.row_ptr(0) + t * d * hkv, d, hkv, d),
+                position(t)},
+               {cache(0, 0), cache(0, 1)}, nullptr, "kv_store token " + label);
+    run_op(gpu, DENSE_OP_KV_STORE,
+           {tokens_view(dk.row_ptr(0), d, hkv, d * hkv, tokens), tokens_view(dv.row_ptr(0), d, hkv, d * hkv, tokens),
+            positions},
+           {cache(1, 0), cache(1, 1)}, nullptr, "kv_store axis " + label);
+    if (::testing::Test::HasFatalFailure()) return;
+    for (int j = 0; j < 2; ++j) {
+        std::vector<uint16_t> a(fill.size()), b(fill.size());
+        gpu.download(a.data(), caches[0][j].get(), a.size() * 2);
+        gpu.download(b.data(), caches[1][j].get(), b.size() * 2);
+        EXPECT_EQ(a, b) << (j == 0 ? "K" : "V") << " cache " << label;
+        EXPECT_NE(b, fill) << "nothing stored " << label;
+    }
+}
+
+TEST(CudaTokenAxis, RopeAndKvStoreOverTokensAreOneTokenLaunches) {
+    DENSE_REQUIRE_GPU(gpu);
+    for (int64_t tokens : {16, 5}) {
+        rope_and_kv_store(gpu, tokens, 4400 + static_cast<uint64_t>(tokens));
+        if (HasFatalFailure()) return;
+    }
+}
+
+TEST(CudaTokenAxis, ConvAndGatesOverTokensAreOneTokenLaunchesInOrder) {
+    DENSE_REQUIRE_GPU(gpu);
+    for (int64_t tokens : {16, 5}) {
+        conv_and_gates(gpu, tokens, 4100 + static_cast<uint64_t>(tokens));
+        if (HasFatalFailure()) return;
+    }
+}
+
+TEST(CudaTokenAxis, L2NormAndDeltaRuleOverTokensAreOneTokenLaunchesInOrder) {
+    DENSE_REQUIRE_GPU(gpu);
+    for (int64_t tokens : {16, 5}) {
+        l2_and_delta_rule(gpu, 128, 128, 16, 48, tokens, 4200 + static_cast<uint64_t>(tokens));
+        if (HasFatalFailure()) return;
+    }
+    l2_and_delta_rule(gpu, 160, 3, 2, 4, 7, 4300);  // dk > 128: the streaming kernel
+}
+
+}  // namespace
+}  // namespace dense::test::cuda
