@@ -192,6 +192,44 @@ TEST_F(CpuRefTokenAxis, RopeAndKvStoreOverTokensAreTheTokenByTokenCalls) {
     EXPECT_EQ(kc2[0], 0x7E00) << "slot 0 (no token's) written";
 }
 
+// Attention of T tokens (each over its own n_kv, the gate strided inside the query+gate projection)
+// against T one-token calls.
+TEST_F(CpuRefTokenAxis, AttentionOverTokensIsTheOneTokenCalls) {
+    std::mt19937_64 rng(306);
+    constexpr int64_t d = 256, hq = 24, hkv = 4, n_ctx = 96;
+    auto attn = dense::sdk::make_struct<dense_attn_params>();
+    attn.scale = 0.0625f;
+    std::vector<uint16_t> kc(d * hkv * n_ctx), vc(kc.size());
+    for (auto* c : {&kc, &vc})
+        for (auto& h : *c) h = static_cast<uint16_t>(0x3000 + rng() % 0x1000);  // finite halves in (0.125, 1)
+    auto qg = uniform(2 * d * hq * kTokens, rng, -1.0f, 1.0f);
+    std::vector<int32_t> n_kv = {60, 61, 62, 95, 96};
+    std::vector<float> o1(d * hq * kTokens), o2(o1.size());
+    for (int64_t t = 0; t < kTokens; ++t)
+        ok(DENSE_OP_ATTN_DECODE,
+           {f32(qg.data() + t * 2 * d * hq, d, hq, 2 * d), cache(kc.data(), DENSE_TYPE_F16, d, hkv, n_ctx),
+            cache(vc.data(), DENSE_TYPE_F16, d, hkv, n_ctx), i32(&n_kv[static_cast<size_t>(t)]),
+            f32(qg.data() + t * 2 * d * hq + d, d, hq, 2 * d)},
+           {f32(o1.data() + t * d * hq, d, hq)}, &attn);
+    dense_tensor_view lengths = i32(n_kv.data());
+    lengths.ne[0] = kTokens;
+    for (int i = 1; i < 4; ++i) lengths.nb[i] = 4 * kTokens;
+    auto strided_tokens = [&](float* p) {
+        dense_tensor_view v = f32(p, d, hq, 2 * d);
+        v.ne[2] = kTokens;
+        v.nb[2] = v.nb[3] = 2 * d * hq * 4;
+        return v;
+    };
+    ok(DENSE_OP_ATTN_DECODE,
+       {strided_tokens(qg.data()), cache(kc.data(), DENSE_TYPE_F16, d, hkv, n_ctx),
+        cache(vc.data(), DENSE_TYPE_F16, d, hkv, n_ctx), lengths, strided_tokens(qg.data() + d)},
+       {f32_tokens(o2.data(), d, hq, d * hq)}, &attn);
+    EXPECT_TRUE(same_bits(o1, o2));
+    EXPECT_FALSE(same_bits(std::vector<float>(o2.begin(), o2.begin() + d * hq),
+                           std::vector<float>(o2.begin() + d * hq, o2.begin() + 2 * d * hq)))
+        << "two tokens with different q attended alike";
+}
+
 TEST_F(CpuRefTokenAxis, MisalignedTokenAxesAreRefused) {
     std::mt19937_64 rng(304);
     const int64_t key_dim = kHk * kDk, len = 2 * key_dim + kHv * kDv;

@@ -1,10 +1,12 @@
-// The token axis of the CUDA pack's Gated DeltaNet ops, RoPE and KV store (dense_abi.h, ABI 1.10), at the Qwen3.5-27B
-// shapes and with the graph builder's layout (q|k|v heads inside T columns of the 10240-wide conv
-// output, the state ping-ponged from bank A to bank B): one launch over T tokens must leave exactly the
-// bits of T one-token launches of the same pack, in order (outputs and recurrent state: memcmp).
-// The one-token launches are themselves tested against cpu-ref (ops_gdn_gpu_test.cpp and the
-// norm/conv/gates tests), so this is the whole contract of the axis. T = 16 (the default prefill
-// chunk) and an odd T = 5; the streaming delta-rule kernel (dk > 128) at a small shape.
+// The token axis of the CUDA pack's Gated DeltaNet ops, RoPE, KV store and attention (dense_abi.h,
+// ABI 1.10), at the Qwen3.5-27B shapes and with the graph builder's layout (q|k|v heads inside T
+// columns of the 10240-wide conv output, the state ping-ponged from bank A to bank B, the gate strided
+// inside the query+gate projection): one launch over T tokens must leave exactly the bits of T
+// one-token launches of the same pack, in order (outputs, recurrent state, caches: memcmp). The
+// one-token launches are themselves tested against cpu-ref (ops_gdn_gpu_test.cpp and the norm, conv,
+// gates, rope, kv-store and attention tests), so this is the whole contract of the axis. T = 16 (the
+// default prefill chunk) and odd T; the streaming delta-rule kernel (dk > 128) at a small shape;
+// attention over short (one pass) and long (partitions + merge) histories.
 #include "cuda/gpu_ops_support.hpp"
 
 #include <gtest/gtest.h>
@@ -195,6 +197,61 @@ TEST(CudaTokenAxis, RopeAndKvStoreOverTokensAreOneTokenLaunches) {
         rope_and_kv_store(gpu, tokens, 4400 + static_cast<uint64_t>(tokens));
         if (HasFatalFailure()) return;
     }
+}
+
+// Attention of T tokens over their own n_kv (the gate strided inside the query+gate projection, the
+// workspace one set of partials per token) against one-token launches; short histories (one pass)
+// and long ones (partitions + merge).
+void attention(GpuSession& gpu, int64_t tokens, int32_t first_n_kv, int64_t n_ctx, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    const std::string label = "T = " + std::to_string(tokens) + " from n_kv " + std::to_string(first_n_kv);
+    constexpr int64_t d = 256, hq = 24, hkv = 4;
+    auto attn = make_params<dense_attn_params>();
+    attn.scale = 0.0625f;
+    std::vector<uint16_t> cache_host(static_cast<std::size_t>(d * hkv * n_ctx));
+    DeviceBuffer caches[2];
+    for (auto& c : caches) {
+        for (auto& h : cache_host) h = static_cast<uint16_t>(0x3000 + rng() % 0x1000);  // finite halves
+        c = gpu.alloc(cache_host.size() * 2);
+        gpu.upload(c.get(), cache_host.data(), cache_host.size() * 2);
+    }
+    const dense_tensor_view kc = cuda_view(caches[0].get(), DENSE_TYPE_F16, 1, 2, {d, hkv, n_ctx});
+    const dense_tensor_view vc = cuda_view(caches[1].get(), DENSE_TYPE_F16, 1, 2, {d, hkv, n_ctx});
+    std::vector<int32_t> n_kv(static_cast<std::size_t>(tokens));
+    for (int64_t t = 0; t < tokens; ++t) n_kv[static_cast<std::size_t>(t)] = first_n_kv + static_cast<int32_t>(t);
+    DeviceBuffer dn = gpu.alloc(n_kv.size() * 4);
+    gpu.upload(dn.get(), n_kv.data(), n_kv.size() * 4);
+    const auto qg = uniform(static_cast<std::size_t>(2 * d * hq * tokens), rng);
+    DevMatrix dqg = flat(gpu, qg), o1 = flat_out(gpu, d * hq * tokens), o2 = flat_out(gpu, d * hq * tokens);
+    for (int64_t t = 0; t < tokens; ++t) {
+        float* at = dqg.row_ptr(0) + t * 2 * d * hq;
+        run_op(gpu, DENSE_OP_ATTN_DECODE,
+               {f32_view(at, d, hq, 2 * d), kc, vc, cuda_view(static_cast<int32_t*>(dn.get()) + t, DENSE_TYPE_I32, 1, 4, {1}),
+                f32_view(at + d, d, hq, 2 * d)},
+               {f32_view(o1.row_ptr(0) + t * d * hq, d, hq, d)}, &attn, "attention token " + label);
+        if (::testing::Test::HasFatalFailure()) return;
+    }
+    auto strided_tokens = [&](float* p) {
+        dense_tensor_view v = f32_view(p, d, hq, 2 * d);
+        v.ne[2] = tokens;
+        v.nb[2] = v.nb[3] = 2 * d * hq * 4;
+        return v;
+    };
+    run_op(gpu, DENSE_OP_ATTN_DECODE,
+           {strided_tokens(dqg.row_ptr(0)), kc, vc, cuda_view(dn.get(), DENSE_TYPE_I32, 1, 4, {tokens}),
+            strided_tokens(dqg.row_ptr(0) + d)},
+           {tokens_view(o2.row_ptr(0), d, hq, d * hq, tokens)}, &attn, "attention axis " + label);
+    if (::testing::Test::HasFatalFailure()) return;
+    EXPECT_TRUE(same_bits(download_matrix(gpu, o1), download_matrix(gpu, o2))) << "attention " << label;
+}
+
+TEST(CudaTokenAxis, AttentionOverTokensIsOneTokenLaunches) {
+    DENSE_REQUIRE_GPU(gpu);
+    attention(gpu, 16, 1, 4096, 4500);     // one pass for the first tokens, then partitions
+    if (HasFatalFailure()) return;
+    attention(gpu, 5, 3000, 4096, 4501);   // partitions + merge
+    if (HasFatalFailure()) return;
+    attention(gpu, 16, 8180, 8192, 4502);  // the history's end
 }
 
 TEST(CudaTokenAxis, ConvAndGatesOverTokensAreOneTokenLaunchesInOrder) {

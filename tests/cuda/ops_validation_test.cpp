@@ -365,6 +365,7 @@ std::vector<Mutation> op_mutations(dense_op_kind kind) {
                                     : kind == DENSE_OP_GDN_DECODE     ? "src1 (k)"
                                     : kind == DENSE_OP_L2_NORM        ? "dst"
                                     : kind == DENSE_OP_KV_STORE       ? "src1 (v)"
+                                    : kind == DENSE_OP_ATTN_DECODE    ? "src3 (n_kv)"
                                                                       : "src0";
     m.push_back({"src0 is 3-D (2 tokens, the other views 1)", [](Fixture& f) { f.src[0].ne[2] = 2; },
                  first_disagreeing});

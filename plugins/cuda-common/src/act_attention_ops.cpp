@@ -116,17 +116,18 @@ std::string handle_attn_decode(Invocation& inv) {
     const dense_op_call& c = inv.call;
     dense_attn_params p{};
     const bool gated = c.n_src == 5;
-    int64_t d = 0, hq = 0, hkv = 0;
+    int64_t d = 0, hq = 0, hkv = 0, tokens = 0;
     static const char* const src_roles[] = {"src0 (q)", "src1 (K cache)", "src2 (V cache)", "src3 (n_kv)",
                                             "src4 (gate)"};
     static const char* const dst_roles[] = {"dst"};
     AttnPlan plan;
     std::string err = first_error(
-        [&] { return check_counts(c, gated ? 5 : 4, 1); }, [&] { return check_2d(c.src[0], "src0 (q)"); },
+        [&] { return check_counts(c, gated ? 5 : 4, 1); }, [&] { return check_3d(c.src[0], "src0 (q)"); },
         [&] {
             d = c.src[0].ne[0];
             hq = c.src[0].ne[1];
-            return check_matrix(c.src[0], "src0 (q)", DENSE_TYPE_F32, d, hq, Rows::Strided);
+            tokens = c.src[0].ne[2];
+            return check_token_slices(c.src[0], "src0 (q)", DENSE_TYPE_F32, d, hq, tokens, Rows::Strided);
         },
         [&] {
             hkv = c.src[1].ne[1];
@@ -144,9 +145,12 @@ std::string handle_attn_decode(Invocation& inv) {
                 return "src2 (V cache) differs from src1 (K cache) in type or n_ctx";
             return {};
         },
-        [&] { return check_i32_scalar(c.src[3], "src3 (n_kv)"); },
-        [&] { return gated ? check_matrix(c.src[4], "src4 (gate)", DENSE_TYPE_F32, d, hq, Rows::Strided) : ""; },
-        [&] { return check_matrix(c.dst[0], "dst", DENSE_TYPE_F32, d, hq, Rows::Contiguous); },
+        [&] { return check_matrix(c.src[3], "src3 (n_kv)", DENSE_TYPE_I32, tokens, 1, Rows::Contiguous); },
+        [&] {
+            return gated ? check_token_slices(c.src[4], "src4 (gate)", DENSE_TYPE_F32, d, hq, tokens, Rows::Strided)
+                         : "";
+        },
+        [&] { return check_token_slices(c.dst[0], "dst", DENSE_TYPE_F32, d, hq, tokens, Rows::Contiguous); },
         [&] { return check_outputs_apart(c, src_roles, dst_roles); },
         [&] { return read_params(c, "dense_attn_params", DENSE_CUDA_FIELD_END(dense_attn_params, scale), &p); },
         [&]() -> std::string {
@@ -155,20 +159,21 @@ std::string handle_attn_decode(Invocation& inv) {
         },
         [&]() -> std::string {
             plan = plan_attention(d, hq, hkv, c.src[1].ne[2]);
-            if (plan.fits) return {};
+            if (plan.fits && plan.head_blocks * tokens <= 65535) return {};  // grid.z: head blocks x tokens
             inv.refusal = DENSE_E_UNSUPPORTED;
             return "head_dim " + std::to_string(d) + " with " + std::to_string(hq / hkv) +
                    " query heads per KV head (" + std::to_string(hkv) +
                    " KV heads) is beyond this pack's attention kernel (shared memory or grid limits)";
         });
     if (!err.empty() || inv.phase == Phase::Check) return err;
-    inv.workspace_needed = plan.workspace_bytes;
+    // One set of partials per token (plan.workspace_bytes apart: the kernels' token stride).
+    inv.workspace_needed = plan.workspace_bytes * static_cast<uint64_t>(tokens);
     if (inv.phase != Phase::Run) return {};
-    if (plan.workspace_bytes > 0) {
-        if (c.workspace == nullptr || c.workspace_bytes < plan.workspace_bytes)
+    if (inv.workspace_needed > 0) {
+        if (c.workspace == nullptr || c.workspace_bytes < inv.workspace_needed)
             return "workspace is " + std::string(c.workspace == nullptr ? "NULL" : "smaller") + " (" +
                    std::to_string(c.workspace_bytes) + " bytes), this call needs " +
-                   std::to_string(plan.workspace_bytes) + " bytes (see workspace_bytes())";
+                   std::to_string(inv.workspace_needed) + " bytes (see workspace_bytes())";
         if (reinterpret_cast<uintptr_t>(c.workspace) % alignof(float) != 0)
             return "workspace is not aligned to 4 bytes";
     }
@@ -190,6 +195,10 @@ std::string handle_attn_decode(Invocation& inv) {
     a.scale = p.scale;
     a.out = f32_out(c.dst[0]);
     a.workspace = static_cast<float*>(c.workspace);
+    a.tokens = tokens;
+    a.q_tstride = token_stride_elements(c.src[0]);
+    a.gate_tstride = gated ? token_stride_elements(c.src[4]) : 0;
+    a.out_tstride = token_stride_elements(c.dst[0]);
     launch(inv, "attn_decode launch", [&](cudaStream_t s) { return launch_attn_decode(a, plan, s); });
     return {};
 }

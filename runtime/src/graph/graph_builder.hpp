@@ -27,9 +27,10 @@ struct GraphOptions {
     // step inputs hold T tokens, T positions and T n_kv words. Needs no row split and no bus rows.
     int64_t tokens = 1;
     // T > 1 only: the ops that take a token axis (dense_abi.h, ABI 1.10: convolution, gates, L2 norm,
-    // delta rule, RoPE, KV store) run once for all T tokens instead of once per token (one launch per
-    // layer instead of T; the pack walks the tokens in order). False: one call per token, for packs
-    // that refuse the axis (plan/prefill_graph.cpp tries both). Attention stays per token.
+    // delta rule, RoPE, KV store, attention) run once for all T tokens instead of once per token (one
+    // launch per layer instead of T; the pack walks the tokens in order; the KV store of all T tokens
+    // comes before their attention, each token reading only slots < its n_kv). False: one call per
+    // token, for packs that refuse the axis (plan/prefill_graph.cpp tries both).
     bool token_axes = true;
     dense_type_id kv_type = DENSE_TYPE_F16;   // F16 or F32
     dense_device_kind device_kind = DENSE_DEVICE_CPU;  // where the nodes will run

@@ -662,17 +662,23 @@ void Lowering::attention_gated(const model::RecipeStep& s, const model::BoundLay
     // Token by token: token t's K and V land in its slot before it attends over n_kv[t] = its
     // position + 1 slots, so no token of a batched step sees a later one. With the token axis all T
     // slots are written first: token t still reads only slots < n_kv[t], the same values.
-    if (batch_token_ops())
+    if (batch_token_ops()) {
         emit(prefix(layer) + " kv_store (" + std::to_string(tokens_) + " tokens)", DENSE_OP_KV_STORE,
              DENSE_TYPE_NONE, DENSE_TYPE_NONE,
              {f32_tokens(k, d, hkv, 0, 0, d * hkv), f32_tokens(v, d, hkv, 0, 0, d * hkv),
               i32_tokens(graph_.inputs.position)},
              {cache_view(it->second.first), cache_view(it->second.second)}, {}, phase);
+        emit(prefix(layer) + " attention+gate (" + std::to_string(tokens_) + " tokens)", DENSE_OP_ATTN_DECODE,
+             DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+             {f32_tokens(q, d, hq, 0, 0, d * hq), cache_view(it->second.first), cache_view(it->second.second),
+              i32_tokens(graph_.inputs.n_kv), f32_tokens(qg, d, hq, d, 2 * d, 2 * d * hq)},
+             {f32_tokens(o, d, hq, 0, 0, d * hq)}, params_bytes(dense_attn_params{{}, scale, 0}), phase);
+        return;
+    }
     for (int64_t t = 0; t < tokens_; ++t) {
-        if (!batch_token_ops())
-            emit(prefix(layer) + " kv_store" + column(t), DENSE_OP_KV_STORE, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
-                 {f32(k, d, hkv, t * d * hkv), f32(v, d, hkv, t * d * hkv), i32(graph_.inputs.position, t)},
-                 {cache_view(it->second.first), cache_view(it->second.second)}, {}, phase);
+        emit(prefix(layer) + " kv_store" + column(t), DENSE_OP_KV_STORE, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+             {f32(k, d, hkv, t * d * hkv), f32(v, d, hkv, t * d * hkv), i32(graph_.inputs.position, t)},
+             {cache_view(it->second.first), cache_view(it->second.second)}, {}, phase);
         emit(prefix(layer) + " attention+gate" + column(t), DENSE_OP_ATTN_DECODE, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
              {f32(q, d, hq, t * d * hq), cache_view(it->second.first), cache_view(it->second.second),
               i32(graph_.inputs.n_kv, t), f32(qg, d, hq, t * 2 * d * hq + d, 2 * d)},

@@ -1,7 +1,7 @@
 // ROPE, KV_STORE and ATTN_DECODE. The position / n_kv inputs are I32 {1} tensors read when the call
 // runs (their range is checked then); everything else is checked before. ROPE and KV_STORE take the
 // T tokens of a batched prefill step on their token axis (dense_abi.h, ABI 1.10), with I32 {T}
-// positions: the same as T calls of one token, in order.
+// positions, and ATTN_DECODE with I32 {T} n_kv: the same as T calls of one token, in order.
 #include "pack/op_handlers.hpp"
 
 #include "kernels/ops.hpp"
@@ -120,14 +120,16 @@ std::string handle_kv_store(const OpContext&, const dense_op_call& c, Phase phas
 std::string handle_attn_decode(const OpContext&, const dense_op_call& c, Phase phase) {
     dense_attn_params p{};
     const bool gated = c.n_src == 5;
-    int64_t d = 0, hq = 0, hkv = 0, n_kv = 0;
+    int64_t d = 0, hq = 0, hkv = 0, tokens = 0;
+    std::vector<int32_t> n_kv;
     const char* src_roles[5] = {"src0 (q)", "src1 (K cache)", "src2 (V cache)", "src3 (n_kv)", "src4 (gate)"};
     std::string err = first_error(
-        [&] { return check_counts(c, gated ? 5 : 4, 1); }, [&] { return check_2d(c.src[0], "src0 (q)"); },
+        [&] { return check_counts(c, gated ? 5 : 4, 1); }, [&] { return check_3d(c.src[0], "src0 (q)"); },
         [&] {
             d = c.src[0].ne[0];
             hq = c.src[0].ne[1];
-            return check_matrix(c.src[0], "src0 (q)", DENSE_TYPE_F32, d, hq, Rows::Strided);
+            tokens = c.src[0].ne[2];
+            return check_token_slices(c.src[0], "src0 (q)", DENSE_TYPE_F32, d, hq, tokens, Rows::Strided);
         },
         [&] {
             hkv = c.src[1].ne[1];
@@ -145,9 +147,12 @@ std::string handle_attn_decode(const OpContext&, const dense_op_call& c, Phase p
                 return "src2 (V cache) differs from src1 (K cache) in type or n_ctx";
             return {};
         },
-        [&] { return check_i32_scalar(c.src[3], "src3 (n_kv)"); },
-        [&] { return gated ? check_matrix(c.src[4], "src4 (gate)", DENSE_TYPE_F32, d, hq, Rows::Strided) : ""; },
-        [&] { return check_matrix(c.dst[0], "dst", DENSE_TYPE_F32, d, hq, Rows::Contiguous); },
+        [&] { return check_matrix(c.src[3], "src3 (n_kv)", DENSE_TYPE_I32, tokens, 1, Rows::Contiguous); },
+        [&] {
+            return gated ? check_token_slices(c.src[4], "src4 (gate)", DENSE_TYPE_F32, d, hq, tokens, Rows::Strided)
+                         : "";
+        },
+        [&] { return check_token_slices(c.dst[0], "dst", DENSE_TYPE_F32, d, hq, tokens, Rows::Contiguous); },
         [&]() -> std::string {
             for (uint32_t j = 0; j < c.n_src; ++j)
                 if (std::string e = check_disjoint(c.dst[0], "dst", c.src[j], src_roles[j]); !e.empty()) return e;
@@ -160,10 +165,11 @@ std::string handle_attn_decode(const OpContext&, const dense_op_call& c, Phase p
         },
         [&]() -> std::string {
             if (phase == Phase::Check) return {};
-            n_kv = read_i32(c.src[3]);
-            if (n_kv < 1 || n_kv > c.src[1].ne[2])
-                return "n_kv = " + std::to_string(n_kv) + " is outside [1, n_ctx = " + std::to_string(c.src[1].ne[2]) +
-                       "]";
+            n_kv = read_i32s(c.src[3]);
+            for (const int32_t n : n_kv)
+                if (n < 1 || n > c.src[1].ne[2])
+                    return "n_kv = " + std::to_string(n) + " is outside [1, n_ctx = " + std::to_string(c.src[1].ne[2]) +
+                           "]";
             return {};
         });
     if (!err.empty() || phase == Phase::Check) return err;
@@ -180,10 +186,16 @@ std::string handle_attn_decode(const OpContext&, const dense_op_call& c, Phase p
     a.d = d;
     a.hq = hq;
     a.hkv = hkv;
-    a.n_kv = n_kv;
     a.scale = p.scale;
     a.out = f32_out(c.dst[0]);
-    attn_decode(a);
+    for (int64_t t = 0; t < tokens; ++t) {
+        AttnDecodeArgs at = a;
+        at.q += t * token_stride_elements(c.src[0]);
+        if (gated) at.gate += t * token_stride_elements(c.src[4]);
+        at.out += t * token_stride_elements(c.dst[0]);
+        at.n_kv = n_kv[static_cast<size_t>(t)];
+        attn_decode(at);
+    }
     return {};
 }
 

@@ -214,7 +214,10 @@ struct AttnArgs {
     const int32_t* n_kv = nullptr;  // device I32 {1}
     float scale = 0;
     float* out = nullptr;      // {d, hq} contiguous
-    float* workspace = nullptr;  // >= plan.workspace_bytes, 4-byte aligned (unused when partitions == 1)
+    float* workspace = nullptr;  // >= tokens * plan.workspace_bytes, 4-byte aligned (unused when partitions == 1)
+    // The token axis (ABI 1.10): token t's q, gate and out at t * *_tstride elements, its n_kv at
+    // n_kv[t], its partials plan.workspace_bytes further into the workspace; grid.z covers the tokens.
+    int64_t tokens = 1, q_tstride = 0, gate_tstride = 0, out_tstride = 0;
 };
 // plan must be plan_attention(d, hq, hkv, n_ctx) with plan.fits.
 cudaError_t launch_attn_decode(const AttnArgs& a, const AttnPlan& plan, cudaStream_t stream);

@@ -29,6 +29,10 @@
 //
 // n_kv is read on the device; a value outside [1, n_ctx] makes block (0, g, z) fill its heads' rows of
 // dst with NaN and every block return without touching K/V or the workspace.
+//
+// The token axis (ABI 1.10): grid.z (and the merge's grid.z) also runs over the T tokens, and a block
+// first moves its arguments to its token (for_token): the same blocks, reads and sums as T launches of
+// one token, so the same bits.
 #include "kernels/launch_chain.cuh"
 #include "kernels/act_common.cuh"
 #include "kernels/act_launchers.hpp"
@@ -158,6 +162,17 @@ __device__ __forceinline__ Partials partials(const AttnArgs& a, int partitions) 
     w.m = w.o + static_cast<int64_t>(partitions) * a.hq * a.d;
     w.l = w.m + static_cast<int64_t>(partitions) * a.hq;
     return w;
+}
+
+// The arguments of token t: its q, gate, output rows, n_kv word and partials.
+__device__ __forceinline__ AttnArgs for_token(AttnArgs a, const AttnPlan& plan, int64_t t) {
+    if (t == 0) return a;
+    a.q += t * a.q_tstride;
+    if (a.gate != nullptr) a.gate += t * a.gate_tstride;
+    a.out += t * a.out_tstride;
+    a.n_kv += t;
+    if (a.workspace != nullptr) a.workspace += t * static_cast<int64_t>(plan.workspace_bytes / sizeof(float));
+    return a;
 }
 
 __device__ __forceinline__ bool n_kv_valid(int64_t n, int64_t n_ctx) {
@@ -307,15 +322,17 @@ __device__ __forceinline__ void tile_pv(const AttnArgs& a, const Shared& s, cons
 // Two resident blocks per SM (<= 128 registers): the kernel is latency-bound, and on an H200 a
 // variant that prefetched more into registers (174 of them, one block per SM) ran 1.8x slower.
 template <class E, bool kVec>
-__global__ void __launch_bounds__(kAttnThreads, 2) attn_partition_kernel(AttnArgs a, AttnPlan plan) {
+__global__ void __launch_bounds__(kAttnThreads, 2) attn_partition_kernel(AttnArgs all, AttnPlan plan) {
     wait_for_producers();  // launch_chain.cuh: nothing an earlier kernel writes is touched before
     allow_consumers();
 
     extern __shared__ __align__(16) float smem[];
+    const int64_t token = blockIdx.z / plan.head_blocks;
+    const AttnArgs a = for_token(all, plan, token);
     const int64_t d = a.d;
     const int64_t g = blockIdx.y;
     const int64_t group = a.hq / a.hkv;
-    const int64_t first = static_cast<int64_t>(blockIdx.z) * plan.heads_per_block;  // within the group
+    const int64_t first = static_cast<int64_t>(blockIdx.z - token * plan.head_blocks) * plan.heads_per_block;
     const int nh = static_cast<int>(group - first < plan.heads_per_block ? group - first : plan.heads_per_block);
     const int64_t h0 = g * group + first;  // first query head of this block
     const int64_t n = *a.n_kv;
@@ -376,9 +393,10 @@ constexpr int kMergeDims = 32;  // output dims per merge block: one per lane
 // Grid (hq, ceil(d / 32)), kAttnMaxPartitions threads. Every thread first takes one partition's
 // weight (thread p < used); then lane i of warp w sums partitions w, w + 8, ... for dim e0 + i in
 // fp64, and warp 0 adds the 8 warp sums in warp order.
-__global__ void __launch_bounds__(kAttnMaxPartitions) attn_merge_kernel(AttnArgs a, AttnPlan plan) {
+__global__ void __launch_bounds__(kAttnMaxPartitions) attn_merge_kernel(AttnArgs all, AttnPlan plan) {
     wait_for_producers();  // launch_chain.cuh: nothing an earlier kernel writes is touched before
     allow_consumers();
+    const AttnArgs a = for_token(all, plan, blockIdx.z);
 
     constexpr int kMergeWarps = kAttnMaxPartitions / 32;
     __shared__ double weight[kAttnMaxPartitions];
@@ -424,7 +442,7 @@ __global__ void __launch_bounds__(kAttnMaxPartitions) attn_merge_kernel(AttnArgs
 template <class E>
 cudaError_t launch_attn_typed(const AttnArgs& a, const AttnPlan& plan, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>(plan.partitions), static_cast<unsigned>(a.hkv),
-                    static_cast<unsigned>(plan.head_blocks));
+                    static_cast<unsigned>(plan.head_blocks * a.tokens));
     const bool vec = (a.d * static_cast<int64_t>(sizeof(E))) % 16 == 0 &&
                      reinterpret_cast<uintptr_t>(a.k_cache) % 16u == 0;
     if (vec)
@@ -434,7 +452,8 @@ cudaError_t launch_attn_typed(const AttnArgs& a, const AttnPlan& plan, cudaStrea
     if (plan.partitions > 1) {
         const cudaError_t err = cudaGetLastError();
         if (err != cudaSuccess) return err;
-        const dim3 merge_grid(static_cast<unsigned>(a.hq), static_cast<unsigned>((a.d + kMergeDims - 1) / kMergeDims));
+        const dim3 merge_grid(static_cast<unsigned>(a.hq), static_cast<unsigned>((a.d + kMergeDims - 1) / kMergeDims),
+                              static_cast<unsigned>(a.tokens));
         (void)launch_chained(attn_merge_kernel, merge_grid, kAttnMaxPartitions, 0, stream, a, plan);
     }
     return cudaGetLastError();

@@ -125,7 +125,7 @@ enum {
  * The host uses such a key only where a pack registered it, so the GEMV after a norm needs no
  * separate quantize; a pack without it loses nothing but that launch.
  *
- * Token axis (ABI 1.10): CONV1D_CAUSAL, GDN_GATES, L2_NORM, GDN_DECODE, ROPE and KV_STORE also take
+ * Token axis (ABI 1.10): CONV1D_CAUSAL, GDN_GATES, L2_NORM, GDN_DECODE, ROPE, KV_STORE and ATTN_DECODE also take
  * T >= 1 tokens of a batched prefill step in one call, on the axis their entries name ("T"; the
  * position inputs then I32 {T}). The call must leave
  * exactly what T calls of one token each, in token order, would leave (outputs and recurrent state,
@@ -168,7 +168,8 @@ enum {
     /* src0: q {d, Hq} strided; src1: K cache {d, Hkv, n_ctx} (F16 or F32); src2: V cache, same;
      * src3: I32 {1} n_kv = positions 0..n_kv-1 attended; src4 (optional): gate {d, Hq} strided;
      * dst: {d, Hq}. Head h reads KV head h / (Hq / Hkv). o = softmax(scale * q.K) V, then
-     * o *= sigmoid(gate) when src4 is given. params: dense_attn_params. */
+     * o *= sigmoid(gate) when src4 is given. params: dense_attn_params. Token axis (1.10): q, gate and
+     * dst {d, Hq, T} (token t at byte t * nb[2]), src3 I32 {T}: token t attends over n_kv[t]. */
     DENSE_OP_ATTN_DECODE = 8,
     DENSE_OP_ATTN_PREFILL = 9,
     /* src0: q {dk, Hk} strided; src1: k {dk, Hk} strided; src2: v {dv, Hv} strided; src3: beta {Hv};
