@@ -9,7 +9,10 @@
 //   - dst with its columns further apart than OUT floats: gaps and the tail poisoned, must stay so;
 //   - fresh seeded random weights and activations (never zeros); the GEMM's activation is the T
 //     columns quantized as one vector, each GEMV's the column quantized alone in its own buffer;
-//   - the float weights (their GEMM is the GEMV per column) at an aligned and an odd shape.
+//   - the float weights (their GEMM is the GEMV per column) at an aligned and an odd shape;
+//   - both GEMM kernels of the formats that have two: the tensor-core one (default; gemm_mma.cuh:
+//     IQ4_XS, IQ4_NL, Q4_K, Q5_K, Q6_K, Q8_0) and the dp4a one (DENSE_CUDA_GEMM=dp4a, read by the
+//     pack on every call), with T up to 64 and odd T (37: column groups of 16 with a short last one).
 // It prints the time of a GEMM of 16 columns against 16 GEMVs at each large shape (host clock).
 #include "cuda/gemv_test_support.hpp"
 #include "cuda/gpu_compare.hpp"
@@ -21,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -32,6 +36,48 @@ namespace {
 using cpuref::FormatKernels;
 
 constexpr int64_t kGapFloats = 5;  // between one dst column's end and the next column
+
+// Environment variable `name` set to `value` for the scope (nullptr name: nothing changes); the
+// previous value comes back at its end. The CUDA packs read their GEMM kernel choice on every call.
+class ScopedGemmKernel {
+public:
+    ScopedGemmKernel(const char* name, const char* value) : name_(name) {
+        if (name_ == nullptr) return;
+        if (const char* old = std::getenv(name_)) {
+            old_ = old;
+            had_ = true;
+        }
+        ::setenv(name_, value, 1);
+    }
+    ~ScopedGemmKernel() {
+        if (name_ == nullptr) return;
+        if (had_)
+            ::setenv(name_, old_.c_str(), 1);
+        else
+            ::unsetenv(name_);
+    }
+    ScopedGemmKernel(const ScopedGemmKernel&) = delete;
+    ScopedGemmKernel& operator=(const ScopedGemmKernel&) = delete;
+
+private:
+    const char* name_;
+    std::string old_;
+    bool had_ = false;
+};
+
+// The kernels a test runs every case with: the default (the tensor-core GEMM with staged
+// activations where a format has one, gemm_mma.cuh), the dp4a GEMM, and the mma variants kept for
+// A/B runs and as the fallback (unstaged: also what runs where the staged kernel's shared memory is
+// refused; warp tiles of 32 columns).
+struct GemmKernel {
+    const char* env;  // nullptr: the defaults
+    const char* value;
+    const char* label;
+};
+constexpr GemmKernel kGemmKernels[] = {{nullptr, nullptr, "mma"},
+                                       {"DENSE_CUDA_GEMM", "dp4a", "dp4a"},
+                                       {"DENSE_CUDA_GEMM_MMA_STAGE", "0", "mma-unstaged"},
+                                       {"DENSE_CUDA_GEMM_MMA_COLS", "32", "mma-32col"}};
 
 // A weight on the device whose rows repeat a prime-sized pool of random rows (cheap to make at the
 // 27B shapes; an indexing error of any tile size still reads a different row).
@@ -211,7 +257,7 @@ void time_gemm(GpuSession& gpu, const Weight& w, std::mt19937_64& rng, const std
         return dense_status{DENSE_OK};
     });
     const double gb = static_cast<double>(w.out * w.row_bytes) / 1e9;
-    std::printf("[ gemm     ] %-8s %-16s T=16: GEMM %8.1f us (%6.0f GB/s of weight), 16 GEMVs %8.1f us, %.2fx\n",
+    std::printf("[ gemm     ] %-8s %-34s T=16: GEMM %8.1f us (%6.0f GB/s of weight), 16 GEMVs %8.1f us, %.2fx\n",
                 w.f->name, shape.c_str(), gemm_s * 1e6, gemm_s > 0 ? gb / gemm_s : 0.0, gemv_s * 1e6,
                 gemm_s > 0 ? gemv_s / gemm_s : 0.0);
 }
@@ -222,16 +268,31 @@ TEST_P(CudaGemm, ModelShapesEveryColumnIsItsGemv) {
     DENSE_REQUIRE_GPU(gpu);
     const FormatKernels& f = *GetParam();
     for (const auto& [in, out] : {std::pair<int64_t, int64_t>{5120, 6144}, {17408, 5120}, {5120, 17408}}) {
-        const std::string shape = std::string(f.name) + " {" + std::to_string(in) + ", " + std::to_string(out) + "}";
         std::mt19937_64 rng(f.type * 7919u + static_cast<uint64_t>(in * 31 + out));
         const Weight w = make_weight(gpu, f, in, out, rng, 0);
-        ASSERT_TRUE(w.buf.get() != nullptr) << shape;
-        for (const int64_t cols : {1, 3, 8, 16}) {
-            check_columns(gpu, w, cols, true, rng, shape);
-            if (HasFatalFailure()) return;
+        ASSERT_TRUE(w.buf.get() != nullptr) << f.name;
+        for (const GemmKernel& k : kGemmKernels) {
+            const ScopedGemmKernel env(k.env, k.value);
+            const std::string shape = std::string(f.name) + " {" + std::to_string(in) + ", " + std::to_string(out) +
+                                      "} " + k.label;
+            for (const int64_t cols : {1, 3, 8, 16, 32, 37, 64}) {
+                check_columns(gpu, w, cols, true, rng, shape);
+                if (HasFatalFailure()) return;
+            }
+            time_gemm(gpu, w, rng, shape);
         }
-        time_gemm(gpu, w, rng, shape);
     }
+}
+
+// An unknown DENSE_CUDA_GEMM value is the default: the call succeeds, the columns are their GEMVs.
+TEST_P(CudaGemm, UnknownKernelChoiceIsTheDefault) {
+    DENSE_REQUIRE_GPU(gpu);
+    const FormatKernels& f = *GetParam();
+    const ScopedGemmKernel env("DENSE_CUDA_GEMM", "no-such-kernel");
+    std::mt19937_64 rng(f.type * 15485863u);
+    const Weight w = make_weight(gpu, f, 512, 48, rng, 0);
+    ASSERT_TRUE(w.buf.get() != nullptr) << f.name;
+    check_columns(gpu, w, 19, false, rng, std::string(f.name) + " {512, 48} DENSE_CUDA_GEMM=no-such-kernel");
 }
 
 TEST_P(CudaGemm, SmallShapesColumnGroupsAndUnalignedViews) {
@@ -248,17 +309,21 @@ TEST_P(CudaGemm, SmallShapesColumnGroupsAndUnalignedViews) {
         shapes.push_back({288, 9, 0});
         shapes.push_back({5120 + 96, 33, 0});
     }
-    for (const Shape& s : shapes) {
-        const std::string shape = std::string(f.name) + " {" + std::to_string(s.in) + ", " + std::to_string(s.out) +
-                                  "}" + (s.w_offset != 0 ? " at +" + std::to_string(s.w_offset) : "");
-        std::mt19937_64 rng(f.type * 104729u + static_cast<uint64_t>(s.in * 31 + s.out) + s.w_offset);
-        const Weight w = make_weight(gpu, f, s.in, s.out, rng, s.w_offset);
-        ASSERT_TRUE(w.buf.get() != nullptr) << shape;
-        for (const int64_t cols : {1, 2, 3, 8, 9, 16, 17})
-            for (const bool accumulate : {true, false}) {
-                check_columns(gpu, w, cols, accumulate, rng, shape);
-                if (HasFatalFailure()) return;
-            }
+    for (const GemmKernel& k : kGemmKernels) {
+        const ScopedGemmKernel env(k.env, k.value);
+        for (const Shape& s : shapes) {
+            const std::string shape = std::string(f.name) + " {" + std::to_string(s.in) + ", " +
+                                      std::to_string(s.out) + "}" +
+                                      (s.w_offset != 0 ? " at +" + std::to_string(s.w_offset) : "") + " " + k.label;
+            std::mt19937_64 rng(f.type * 104729u + static_cast<uint64_t>(s.in * 31 + s.out) + s.w_offset);
+            const Weight w = make_weight(gpu, f, s.in, s.out, rng, s.w_offset);
+            ASSERT_TRUE(w.buf.get() != nullptr) << shape;
+            for (const int64_t cols : {1, 2, 3, 8, 9, 16, 17, 37})
+                for (const bool accumulate : {true, false}) {
+                    check_columns(gpu, w, cols, accumulate, rng, shape);
+                    if (HasFatalFailure()) return;
+                }
+        }
     }
 }
 

@@ -10,6 +10,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
 #include <vector>
 
 namespace dense::bench {
@@ -35,6 +38,8 @@ GemvResult run_case(const packs::PackManager& packs, size_t device, const Memory
     const uint64_t w_bytes = tensor_bytes(type, {shape.in, shape.out, 1, 1});
     const int copies = static_cast<int>(std::clamp<uint64_t>((o.rotate_bytes + w_bytes - 1) / w_bytes, 2, 64));
     const dense_type_id act = packs::gemv_activation_chooser(packs, device)(type);
+    const int64_t cols = std::max<int64_t>(1, o.gemm_cols);  // > 1: GEMM_Q, the columns as one vector
+    const bool gemm = cols > 1;
 
     auto mem = memory();
     std::vector<std::byte> host(w_bytes);
@@ -46,25 +51,28 @@ GemvResult run_case(const packs::PackManager& packs, size_t device, const Memory
         p = mem->alloc(w_bytes, "gemv bench weights");
         mem->to_device(p, host.data(), w_bytes);
     }
-    std::vector<float> x(static_cast<size_t>(shape.in));
+    std::vector<float> x(static_cast<size_t>(shape.in * cols));
     for (auto& v : x) v = static_cast<float>(rng.uniform(-1.0, 1.0));
     void* x_dev = mem->alloc(x.size() * 4, "gemv bench input");
     mem->to_device(x_dev, x.data(), x.size() * 4);
-    void* a_dev = mem->alloc(tensor_bytes(act, {shape.in, 1, 1, 1}), "gemv bench activation");
-    void* y_dev = mem->alloc(static_cast<uint64_t>(shape.out) * 4, "gemv bench output");
+    const int64_t n_act = shape.in * cols;
+    void* a_dev = mem->alloc(tensor_bytes(act, {n_act, 1, 1, 1}), "gemv bench activation");
+    void* y_dev = mem->alloc(static_cast<uint64_t>(shape.out * cols) * 4, "gemv bench output");
 
     OpCall quantize(packs, device, {DENSE_OP_QUANTIZE_ACT, DENSE_TYPE_NONE, act, dev.kind()},
-                    {contiguous_view(x_dev, DENSE_TYPE_F32, dev, {shape.in, 1, 1, 1})},
-                    {contiguous_view(a_dev, act, dev, {shape.in, 1, 1, 1})}, nullptr, mem->stream());
+                    {contiguous_view(x_dev, DENSE_TYPE_F32, dev, {n_act, 1, 1, 1})},
+                    {contiguous_view(a_dev, act, dev, {n_act, 1, 1, 1})}, nullptr, mem->stream());
     quantize.run();
     std::vector<std::unique_ptr<OpCall>> calls;
     for (void* p : w)
         calls.push_back(std::make_unique<OpCall>(
-            packs, device, packs::OpKey{DENSE_OP_GEMV_Q, type, act, dev.kind()},
+            packs, device, packs::OpKey{gemm ? DENSE_OP_GEMM_Q : DENSE_OP_GEMV_Q, type, act, dev.kind()},
             std::vector<dense_tensor_view>{contiguous_view(p, type, dev, {shape.in, shape.out, 1, 1}),
-                                           contiguous_view(a_dev, act, dev, {shape.in, 1, 1, 1})},
-            std::vector<dense_tensor_view>{contiguous_view(y_dev, DENSE_TYPE_F32, dev, {shape.out, 1, 1, 1})}, nullptr,
-            mem->stream()));
+                                           contiguous_view(a_dev, act, dev, {n_act, 1, 1, 1})},
+            std::vector<dense_tensor_view>{
+                gemm ? contiguous_view(y_dev, DENSE_TYPE_F32, dev, {shape.out, cols, 1, 1})
+                     : contiguous_view(y_dev, DENSE_TYPE_F32, dev, {shape.out, 1, 1, 1})},
+            nullptr, mem->stream()));
     mem->sync();
 
     const int per_timing = std::max(copies, 20);
@@ -82,6 +90,9 @@ GemvResult run_case(const packs::PackManager& packs, size_t device, const Memory
     r.seconds = timing.best() / per_timing;
     r.gbs = static_cast<double>(w_bytes) / r.seconds / 1e9;
     r.fraction = o.read_ceiling_gbs > 0 ? r.gbs / o.read_ceiling_gbs : 0;
+    r.cols = cols;
+    r.tmacs = static_cast<double>(shape.in) * static_cast<double>(shape.out) * static_cast<double>(cols) / r.seconds / 1e12;
+    if (gemm) r.shape += " T=" + std::to_string(cols);
     return r;
 }
 
@@ -93,6 +104,23 @@ std::vector<GemvResult> bench_gemv(const packs::PackManager& packs, size_t devic
     for (dense_type_id type : o.formats)
         for (const GemvShape& s : o.shapes) out.push_back(run_case(packs, device, memory, o, type, s));
     return out;
+}
+
+std::string gemm_markdown(const std::vector<GemvResult>& results) {
+    std::ostringstream o;
+    o << "\n| GEMM format | shape | in x out | T | µs | GB/s of weight | T-int8-MAC/s | impl |\n";
+    o << "|---|---|---|---:|---:|---:|---:|---|\n";
+    char buf[64];
+    // The CUDA packs' kernel choice (for A/B runs): DENSE_CUDA_GEMM=dp4a selects their dp4a GEMM.
+    const char* env = std::getenv("DENSE_CUDA_GEMM");
+    const std::string kernel = env != nullptr ? std::string(" (DENSE_CUDA_GEMM=") + env + ")" : "";
+    for (const auto& g : results) {
+        if (g.cols <= 1) continue;
+        o << "| " << g.format << " | " << g.shape << " | " << g.in << " x " << g.out << " | " << g.cols << " | ";
+        std::snprintf(buf, sizeof buf, "%.1f | %.0f | %.2f", g.seconds * 1e6, g.gbs, g.tmacs);
+        o << buf << " | " << g.impl << kernel << " |\n";
+    }
+    return o.str();
 }
 
 }  // namespace dense::bench

@@ -16,6 +16,7 @@ struct BenchFlags {
     bool gemv = false;                // --gemv: the per-format GEMV micro-bench too
     bool gemv_only = false;           // --gemv-only: no model needed
     std::vector<std::string> gemv_formats;  // --gemv-formats q4_k,iq4_xs (default: all 12)
+    std::vector<int> gemm_cols;       // --gemm-cols 16,32,64: time GEMM_Q of T columns instead of GEMV_Q
     double ceiling_gib = 1.0;         // --ceiling-buffer GiB per buffer of the bandwidth probe
     bool cpu = false;                 // --cpu: bench the CPU reference instead of the main device
     int profile_steps = 0;            // --profile N: per-op time of N decode steps at the first depth

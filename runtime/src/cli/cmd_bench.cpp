@@ -252,6 +252,24 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
         go.read_ceiling_gbs = report.ceiling ? report.ceiling->read_gbs : 0;
         go.reps = 5;
         if (device == 0) go.rotate_bytes = uint64_t{64} << 20;
+        if (!flags.gemm_cols.empty()) {
+            // --gemm-cols: GEMM_Q of each T at the same shapes (no LM head), in a table of their own.
+            std::vector<bench::GemvResult> gemm;
+            for (const int cols : flags.gemm_cols) {
+                bench::GemvBenchOptions gg = go;
+                gg.gemm_cols = cols;
+                spdlog::info("bench: GEMM micro-bench, T = {}, {} formats x {} shapes", cols, gg.formats.size(),
+                             gg.shapes.size());
+                const auto more = bench::bench_gemv(packs, device, memory, gg);
+                gemm.insert(gemm.end(), more.begin(), more.end());
+            }
+            std::cout << bench::to_markdown(report) << bench::gemm_markdown(gemm);
+            if (profile) std::cout << bench::to_markdown(*profile, tg_ms, report.ceiling ? report.ceiling->read_gbs : 0);
+            std::cout << std::flush;
+            report.gemv = std::move(gemm);
+            if (!flags.json_out.empty()) write_file(flags.json_out, bench::to_json(report), "JSON report");
+            return 0;
+        }
         spdlog::info("bench: GEMV micro-bench, {} formats x {} shapes", go.formats.size(), go.shapes.size());
         report.gemv = bench::bench_gemv(packs, device, memory, go);
         // The LM head (248,320 rows) once, in the format the 27B's output uses (Q6_K).

@@ -121,6 +121,10 @@ int main(int argc, char** argv) {
     bench->add_flag("--gemv", bf.gemv, "Also run the per-format GEMV micro-bench at the 27B shapes");
     bench->add_flag("--gemv-only", bf.gemv_only, "Only the bandwidth ceiling and the GEMV micro-bench (no model)");
     bench->add_option("--gemv-formats", bf.gemv_formats, "Formats for the GEMV micro-bench (default: all 12)")->delimiter(',');
+    bench->add_option("--gemm-cols", bf.gemm_cols,
+                      "GEMV micro-bench: time GEMM_Q (batched prefill) of T columns instead, e.g. 16,32,64")
+        ->delimiter(',')
+        ->check(CLI::Range(2, 4096));
     bench->add_option("--ceiling-buffer", bf.ceiling_gib, "GiB per buffer of the bandwidth probe")->capture_default_str();
     bench->add_flag("--cpu", bf.cpu, "Benchmark the CPU reference instead of the main device");
     bench->add_option("--profile", bf.profile_steps,
