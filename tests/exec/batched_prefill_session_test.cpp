@@ -4,6 +4,7 @@
 // chunk size, with prompts that are not a multiple of it, and across two prefill calls (a second
 // chat turn). Also: the prompt is checked before anything runs, the plan bills the prefill buffers
 // the session allocates, and a session with a row split prefills token by token and says why.
+#include "bench/step_profile.hpp"
 #include "core/error.hpp"
 #include "plan/plan_fixture.hpp"
 #include "plan/prefill_graph.hpp"
@@ -142,6 +143,41 @@ TEST(BatchedPrefill, TokenAxesMakeOneCallPerLayer) {
         EXPECT_EQ(count[DENSE_OP_ROPE], 2 * attn_layers * per_layer);  // q and k
         EXPECT_EQ(count[DENSE_OP_ATTN_DECODE], attn_layers * per_layer);
     }
+}
+
+// A profiled prompt step (`bench --profile` with prompt rows) computes and commits exactly what the
+// prefill computes, times every node of the batched graph, and counts each GEMM's weight bytes.
+TEST(BatchedPrefill, ProfiledPromptStepsLeaveTheSameStateAsPrefill) {
+    const auto plain = session(4, DENSE_TYPE_Q8_32), timed = session(4, DENSE_TYPE_Q8_32);
+    const std::vector<int32_t> ids = prompt(8);
+    plain->prefill(ids);
+    size_t gemm = 0;
+    for (size_t i = 0; i < ids.size(); i += 4) {
+        const auto nodes = timed->profile_prefill_step(std::span<const int32_t>(ids).subspan(i, 4));
+        EXPECT_FALSE(nodes.empty());
+        for (const auto& n : nodes) {
+            EXPECT_GE(n.ms, 0.0) << n.label;
+            if (n.op.rfind("gemm_q", 0) == 0) {
+                ++gemm;
+                EXPECT_GT(n.weight_bytes, 0u) << n.label;
+            }
+        }
+    }
+    EXPECT_GT(gemm, 0u);
+    EXPECT_EQ(timed->position(), plain->position());
+    EXPECT_TRUE(timed->snapshot_state() == plain->snapshot_state());
+    try {
+        timed->profile_prefill_step(std::span<const int32_t>(ids).subspan(0, 3));
+        FAIL() << "a prompt step of 3 tokens at chunk 4 was accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Usage);
+    }
+    const auto p = bench::profile_prefill(*timed, 2, 0);
+    EXPECT_EQ(p.tokens_per_step, 4);
+    EXPECT_EQ(p.steps, 2);
+    const auto md = bench::to_markdown(p, 0, 0);
+    EXPECT_NE(md.find("Prompt step profile (2 batched steps of 4 prompt tokens"), std::string::npos) << md;
+    EXPECT_NE(md.find("| gemm_q |"), std::string::npos) << md;
 }
 
 TEST(BatchedPrefill, BadPromptIsRefusedBeforeAnythingRuns) {

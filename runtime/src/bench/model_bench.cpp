@@ -15,13 +15,12 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// Prompt ids: a fixed pseudo-random sequence of ordinary tokens (the first 150k ids are text).
+}  // namespace
+
 int32_t prompt_token(int i, int64_t n_vocab) {
     const uint64_t h = (static_cast<uint64_t>(i) + 1) * 0x9E3779B97F4A7C15ull;
     return static_cast<int32_t>((h >> 33) % static_cast<uint64_t>(std::min<int64_t>(n_vocab, 150000)));
 }
-
-}  // namespace
 
 double ModelBenchRow::mean_tok_per_s() const {
     return tok_per_s.empty() ? 0 : std::accumulate(tok_per_s.begin(), tok_per_s.end(), 0.0) / static_cast<double>(tok_per_s.size());

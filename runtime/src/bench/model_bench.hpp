@@ -16,6 +16,10 @@
 
 namespace dense::bench {
 
+// The bench's prompt ids: a fixed pseudo-random sequence of ordinary tokens (the first 150k ids are
+// text), token i of a prompt.
+int32_t prompt_token(int i, int64_t n_vocab);
+
 struct ModelBenchOptions {
     int prompt_tokens = 512;  // -p; 0 = skip pp
     int gen_tokens = 128;     // -n; 0 = skip tg

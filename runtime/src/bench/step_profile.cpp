@@ -1,5 +1,6 @@
 #include "bench/step_profile.hpp"
 
+#include "bench/model_bench.hpp"
 #include "text/sampler.hpp"
 
 #include <algorithm>
@@ -49,6 +50,30 @@ void append_row(std::string& out, const ProfileGroup& g, double total_ms, double
     out += line;
 }
 
+// Sums node times per role ("ffn_down gemv_q(iq4_xs, q8_32, cuda)") and per op kind over steps.
+struct Groups {
+    std::map<std::string, ProfileGroup> roles, kinds;
+
+    void add(const std::vector<exec::NodeTime>& nodes, StepProfile& p) {
+        for (const auto& n : nodes) {
+            // The op key names the weight format: layers of one role in different formats get rows of their own.
+            for (auto* g : {&roles[role_of(n.label) + " | " + n.op], &kinds[kind_of(n.op)]}) {
+                g->nodes_per_step += 1;
+                g->ms_per_step += n.ms;
+                g->weight_bytes_per_step += n.weight_bytes;
+            }
+            p.ms_per_step += n.ms;
+            p.nodes_per_step += 1;
+        }
+    }
+    void finish(StepProfile& p, int steps) const {
+        p.ms_per_step /= steps;
+        p.nodes_per_step /= steps;
+        p.by_role = sorted_groups(roles, steps);
+        p.by_kind = sorted_groups(kinds, steps);
+    }
+};
+
 }  // namespace
 
 std::string role_of(const std::string& label) {
@@ -76,37 +101,55 @@ StepProfile profile_decode(exec::Session& session, int steps, int64_t depth) {
     session.skip_positions_for_bench(depth);
     session.step(0, true);  // untimed: the token to start from (and a warm cache)
     int32_t tok = text::greedy_token(session.logits());
-    std::map<std::string, ProfileGroup> roles, kinds;
+    Groups groups;
     for (int s = 0; s < steps; ++s) {
         const auto nodes = session.profile_step(tok, true);
         tok = text::greedy_token(session.logits());
-        for (const auto& n : nodes) {
-            // The op key names the weight format: layers of one role in different formats get rows of their own.
-            for (auto* g : {&roles[role_of(n.label) + " | " + n.op], &kinds[kind_of(n.op)]}) {
-                g->nodes_per_step += 1;
-                g->ms_per_step += n.ms;
-                g->weight_bytes_per_step += n.weight_bytes;
-            }
-            p.ms_per_step += n.ms;
-            p.nodes_per_step += 1;
-        }
+        groups.add(nodes, p);
     }
-    p.ms_per_step /= steps;
-    p.nodes_per_step /= steps;
-    p.by_role = sorted_groups(roles, steps);
-    p.by_kind = sorted_groups(kinds, steps);
+    groups.finish(p, steps);
+    return p;
+}
+
+StepProfile profile_prefill(exec::Session& session, int steps, int64_t depth) {
+    StepProfile p;
+    p.steps = steps;
+    p.depth = depth;
+    p.tokens_per_step = session.prefill_chunk();
+    if (steps <= 0) return p;
+    session.reset();
+    session.skip_positions_for_bench(depth);
+    std::vector<int32_t> chunk(static_cast<size_t>(p.tokens_per_step));
+    Groups groups;
+    for (int s = 0; s < steps; ++s) {
+        for (size_t i = 0; i < chunk.size(); ++i)
+            chunk[i] = prompt_token(static_cast<int>(static_cast<size_t>(s) * chunk.size() + i), session.n_vocab());
+        groups.add(session.profile_prefill_step(chunk), p);
+    }
+    groups.finish(p, steps);
     return p;
 }
 
 std::string to_markdown(const StepProfile& p, double tg_ms_per_token, double read_ceiling_gbs) {
     std::string out;
     char line[512];
-    std::snprintf(line, sizeof line, "\n## Step profile (%d generated tokens at depth %lld, node by node)\n\n", p.steps,
-                  static_cast<long long>(p.depth));
+    if (p.tokens_per_step > 1)
+        std::snprintf(line, sizeof line, "\n## Prompt step profile (%d batched steps of %lld prompt tokens at depth %lld, node by node)\n\n",
+                      p.steps, static_cast<long long>(p.tokens_per_step), static_cast<long long>(p.depth));
+    else
+        std::snprintf(line, sizeof line, "\n## Step profile (%d generated tokens at depth %lld, node by node)\n\n", p.steps,
+                      static_cast<long long>(p.depth));
     out += line;
     std::snprintf(line, sizeof line, "%d nodes per step, %.3f ms of node time per step", p.nodes_per_step, p.ms_per_step);
     out += line;
-    if (tg_ms_per_token > 0) {
+    if (p.tokens_per_step > 1) {
+        std::snprintf(line, sizeof line, " = %.3f ms per prompt token", p.ms_per_step / static_cast<double>(p.tokens_per_step));
+        out += line;
+        if (tg_ms_per_token > 0) {
+            std::snprintf(line, sizeof line, " (the pp rows: %.3f ms per prompt token)", tg_ms_per_token);
+            out += line;
+        }
+    } else if (tg_ms_per_token > 0) {
         std::snprintf(line, sizeof line, " (the tg rows' step: %.3f ms per token)", tg_ms_per_token);
         out += line;
     }

@@ -164,7 +164,8 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
     report.pack = pack ? pack->name : "-";
 
     const bool want_gemv = flags.gemv || flags.gemv_only;
-    std::optional<bench::StepProfile> profile;
+    std::optional<bench::StepProfile> profile, prompt_profile;
+    double pp_ms = 0;
     double tg_ms = 0;
     {
         // On the CPU a 1 GiB probe would take long for nothing: the ceiling matters for GPUs.
@@ -241,6 +242,18 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
             for (const auto& row : report.rows)
                 if (row.test.rfind("tg", 0) == 0 && row.depth == depths.front() && row.mean_tok_per_s() > 0)
                     tg_ms = 1000.0 / row.mean_tok_per_s();
+            if (flags.prompt_tokens > 0 && session.prefill_chunk() > 1 &&
+                so.n_ctx - depths.front() >= session.prefill_chunk()) {
+                // A few batched prompt steps the same way (each is prefill_chunk() tokens).
+                const int64_t room = (so.n_ctx - depths.front()) / session.prefill_chunk();  // steps the context holds
+                const int steps = static_cast<int>(std::min<int64_t>(std::min(flags.profile_steps, 4), room));
+                spdlog::info("bench: profiling {} prompt steps of {} tokens node by node at depth {}", steps,
+                             session.prefill_chunk(), depths.front());
+                prompt_profile = bench::profile_prefill(session, steps, depths.front());
+                for (const auto& row : report.rows)
+                    if (row.test.rfind("pp", 0) == 0 && row.depth == depths.front() && row.mean_tok_per_s() > 0)
+                        pp_ms = 1000.0 / row.mean_tok_per_s();
+            }
         }
     }
 
@@ -265,6 +278,8 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
             }
             std::cout << bench::to_markdown(report) << bench::gemm_markdown(gemm);
             if (profile) std::cout << bench::to_markdown(*profile, tg_ms, report.ceiling ? report.ceiling->read_gbs : 0);
+            if (prompt_profile)
+                std::cout << bench::to_markdown(*prompt_profile, pp_ms, report.ceiling ? report.ceiling->read_gbs : 0);
             std::cout << std::flush;
             report.gemv = std::move(gemm);
             if (!flags.json_out.empty()) write_file(flags.json_out, bench::to_json(report), "JSON report");
@@ -286,6 +301,8 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
 
     std::cout << bench::to_markdown(report);
     if (profile) std::cout << bench::to_markdown(*profile, tg_ms, report.ceiling ? report.ceiling->read_gbs : 0);
+    if (prompt_profile)
+        std::cout << bench::to_markdown(*prompt_profile, pp_ms, report.ceiling ? report.ceiling->read_gbs : 0);
     std::cout << std::flush;
     if (!flags.json_out.empty()) write_file(flags.json_out, bench::to_json(report), "JSON report");
     if (!flags.plot_out.empty()) {

@@ -128,7 +128,8 @@ int main(int argc, char** argv) {
     bench->add_option("--ceiling-buffer", bf.ceiling_gib, "GiB per buffer of the bandwidth probe")->capture_default_str();
     bench->add_flag("--cpu", bf.cpu, "Benchmark the CPU reference instead of the main device");
     bench->add_option("--profile", bf.profile_steps,
-                      "Also time N decode steps node by node at the first depth: time per op and tensor role")
+                      "Also time N decode steps node by node at the first depth: time per op and tensor role "
+                      "(and, with prompt rows and batched prefill, up to 4 prompt steps the same way)")
         ->check(CLI::NonNegativeNumber);
     bench->add_flag("--cpu-rows", bf.cpu_rows,
                     "Only the row split's CPU side: GEMV rows (Q8_32 activation) on the worker pool, GB/s per "

@@ -242,7 +242,7 @@ void Session::prefill(std::span<const int32_t> tokens) {
     for (; i < tokens.size(); ++i) step(tokens[i], false);
 }
 
-void Session::run_batch(std::span<const int32_t> tokens) {
+void Session::run_batch(std::span<const int32_t> tokens, void* marks) {
     const graph::Graph& g = batched_[parity_];
     const auto t_count = static_cast<size_t>(g.tokens);
     int32_t* io = batched_io_host_;
@@ -256,7 +256,10 @@ void Session::run_batch(std::span<const int32_t> tokens) {
     hidden_fresh_ = false;
     try {
         memory_->to_device(batched_inputs_, io, (3 * t_count + 1) * sizeof(int32_t));
-        run_step(g, false, batched_graph_[parity_]);
+        if (marks != nullptr)
+            run_nodes(g, false, marks);
+        else
+            run_step(g, false, batched_graph_[parity_]);
         memory_->to_host(io + 3 * t_count, batched_inputs_ + 3 * t_count, 4);
         memory_->sync();
     } catch (...) {
@@ -384,6 +387,33 @@ std::vector<NodeTime> Session::profile_step(int32_t token, bool want_logits) {
         ~MarksGuard() { m.destroy_marks(marks); }
     } guard{*memory_, memory_->create_marks(count)};
     step_with(token, want_logits, guard.marks);  // on success, nothing is in flight any more
+    return node_times(g, guard.marks, want_logits);
+}
+
+std::vector<NodeTime> Session::profile_prefill_step(std::span<const int32_t> tokens) {
+    if (!memory_->can_time())
+        throw Error(ErrorKind::Device, memory_->label() + ": the pack cannot time a step (it needs ABI 1.3 timing marks)");
+    if (prefill_chunk_ <= 1 || tokens.size() != static_cast<size_t>(prefill_chunk_))
+        throw Error(ErrorKind::Usage, "a prompt profile needs batched prefill and exactly prefill_chunk (" +
+                                          std::to_string(prefill_chunk_) + ") tokens, got " +
+                                          std::to_string(tokens.size()));
+    const graph::Graph& g = batched_[parity_];
+    for (size_t i = 0; i < tokens.size(); ++i)
+        if (tokens[i] < 0 || tokens[i] >= g.n_vocab)
+            throw Error(ErrorKind::Usage, "prompt token " + std::to_string(i) + ": id " + std::to_string(tokens[i]) +
+                                              " is out of range [0, " + std::to_string(g.n_vocab) + ")");
+    if (position_ + prefill_chunk_ > g.n_ctx)
+        throw Error(ErrorKind::Usage, "context is full: " + std::to_string(g.n_ctx) + " tokens");
+    struct MarksGuard {
+        DeviceMemory& m;
+        void* marks;
+        ~MarksGuard() { m.destroy_marks(marks); }
+    } guard{*memory_, memory_->create_marks(static_cast<uint32_t>(g.nodes.size() + 1))};
+    run_batch(tokens, guard.marks);  // on success, nothing is in flight any more
+    return node_times(g, guard.marks, false);
+}
+
+std::vector<NodeTime> Session::node_times(const graph::Graph& g, void* marks, bool want_logits) const {
     std::vector<NodeTime> out;
     out.reserve(g.nodes.size());
     for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -393,10 +423,10 @@ std::vector<NodeTime> Session::profile_step(int32_t token, bool want_logits) {
         t.label = n.label;
         t.op = packs::to_string(n.key);
         t.layer = n.layer;
-        t.ms = memory_->elapsed_ms(guard.marks, static_cast<uint32_t>(i), static_cast<uint32_t>(i + 1));
-        // The weight a GEMV streams in full (norm weights are too small to matter; the embedding
-        // reads one row of its table).
-        if (n.key.op == DENSE_OP_GEMV_Q || n.key.op == DENSE_OP_GEMV_Q_MULTI)
+        t.ms = memory_->elapsed_ms(marks, static_cast<uint32_t>(i), static_cast<uint32_t>(i + 1));
+        // The weight a GEMV or GEMM streams in full (norm weights are too small to matter; the
+        // embedding reads one row of its table).
+        if (n.key.op == DENSE_OP_GEMV_Q || n.key.op == DENSE_OP_GEMV_Q_MULTI || n.key.op == DENSE_OP_GEMM_Q)
             for (const auto& src : n.src)
                 if (src.external) t.weight_bytes += graph::view_reach(src.view);
         out.push_back(std::move(t));

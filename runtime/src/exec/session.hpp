@@ -105,6 +105,9 @@ public:
     // overlap of one kernel's tail with the next one's start); commits exactly like step(). Throws
     // dense::Error(Device) when the device's pack cannot time (ABI < 1.3).
     std::vector<NodeTime> profile_step(int32_t token, bool want_logits);
+    // One batched prefill step of prefill_chunk() prompt tokens, run node by node with a timing mark
+    // after each node (as profile_step; committed like a prefill). Needs prefill_chunk() > 1.
+    std::vector<NodeTime> profile_prefill_step(std::span<const int32_t> tokens);
 
     std::span<const float> logits() const;   // valid after a step with want_logits
     std::span<const float> hidden() const;   // residual stream after the last step
@@ -139,7 +142,10 @@ public:
 
 private:
     void step_with(int32_t token, bool want_logits, void* marks);
-    void run_batch(std::span<const int32_t> tokens);  // one batched prefill step of prefill_chunk_ tokens
+    // One batched prefill step of prefill_chunk_ tokens (node by node with `marks`, for a profile).
+    void run_batch(std::span<const int32_t> tokens, void* marks = nullptr);
+    // The time of every node of `g` between the timing marks of a run with marks.
+    std::vector<NodeTime> node_times(const graph::Graph& g, void* marks, bool want_logits) const;
     void run_nodes(const graph::Graph& g, bool want_logits, void* marks = nullptr);
     // Replays `g`'s captured device graph (captured into `captured` on first use) or runs it node by node.
     void run_step(const graph::Graph& g, bool want_logits, void*& captured);
