@@ -15,8 +15,8 @@ namespace {
 
 using dense::test::run_dense_rt;
 
-nlohmann::json plan_json(const std::string& args, int expect_exit = 0) {
-    const auto r = run_dense_rt("--config configs/tiny.yaml plan --json " + args);
+nlohmann::json plan_json(const std::string& args, int expect_exit = 0, const std::string& global = "") {
+    const auto r = run_dense_rt("--config configs/tiny.yaml " + global + "plan --json " + args);
     EXPECT_EQ(r.exit_code, expect_exit) << r.err;
     return nlohmann::json::parse(r.out);
 }
@@ -68,34 +68,51 @@ TEST(CliPlan, ContextAndKvTypeFlagsChangeTheKvLine) {
 }
 
 TEST(CliPlan, OverBudgetExitsThreeWithTheBillAndWhatWouldFit) {
-    const auto fit = plan_json("--vram-budget 64GiB");
+    // A fixed prefill chunk: with `auto` a smaller chunk would absorb a few bytes over (next test).
+    const std::string chunk16 = "--prefill-chunk 16 ";
+    const auto fit = plan_json("--vram-budget 64GiB", 0, chunk16);
+    EXPECT_EQ(fit["prefill_chunk"].get<int64_t>(), 16);
     const uint64_t peak = fit["peak_bytes"].get<uint64_t>();
     const uint64_t per_token = fit["kv_bytes_per_token"].get<uint64_t>();
     ASSERT_GT(per_token, 1u);
 
     // One byte short: the bill, "does not fit", one token less fits.
     const uint64_t budget = peak - 1;
-    auto r = run_dense_rt("--config configs/tiny.yaml plan --vram-budget " + std::to_string(budget));
+    auto r = run_dense_rt("--config configs/tiny.yaml " + chunk16 + "plan --vram-budget " + std::to_string(budget));
     EXPECT_EQ(r.exit_code, 3) << r.err;
     for (const char* s : {"KV cache", "recurrent state x 2 banks", "weights", "safety reserve", "does not fit",
                           "max context at this budget: 511 tokens", "to keep 512 tokens, 1 bytes"})
         EXPECT_NE(r.out.find(s), std::string::npos) << s << " missing from\n" << r.out;
-    const auto j = plan_json("--vram-budget " + std::to_string(budget), 3);
+    const auto j = plan_json("--vram-budget " + std::to_string(budget), 3, chunk16);
     EXPECT_FALSE(j["fits"].get<bool>());
     EXPECT_EQ(j["max_context"].get<int64_t>(), 511);
     EXPECT_EQ(j["bytes_to_cpu"].get<uint64_t>(), 1u);
 
     // Half the weights short: no context fits, that many bytes would have to move to the CPU.
     const uint64_t short_by = fit["weight_bytes"].get<uint64_t>() / 2;
-    r = run_dense_rt("--config configs/tiny.yaml plan --vram-budget " + std::to_string(peak - short_by));
+    r = run_dense_rt("--config configs/tiny.yaml " + chunk16 + "plan --vram-budget " + std::to_string(peak - short_by));
     EXPECT_EQ(r.exit_code, 3) << r.err;
     EXPECT_NE(r.out.find("max context at this budget: none"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("to keep 512 tokens, " + grouped(short_by) + " bytes"), std::string::npos) << r.out;
 
-    // Far too small: not even with every weight on the CPU.
+    // Far too small: not even with every weight on the CPU (whatever the prefill chunk).
     r = run_dense_rt("--config configs/tiny.yaml plan --vram-budget 1MiB");
     EXPECT_EQ(r.exit_code, 3) << r.err;
     EXPECT_NE(r.out.find("even with every weight on the CPU"), std::string::npos) << r.out;
+}
+
+// `prefill_chunk: auto` (the tiny config's): the default 64-token chunk's scratch one byte over the
+// budget, the plan halves the chunk and fits, and says so (exit 0, the bill at 32 tokens).
+TEST(CliPlan, AutoPrefillChunkStepsDownToFit) {
+    const auto fit = plan_json("--vram-budget 64GiB");
+    EXPECT_EQ(fit["prefill_chunk"].get<int64_t>(), 64);
+    const uint64_t budget = fit["peak_bytes"].get<uint64_t>() - 1;
+    const auto r = run_dense_rt("--config configs/tiny.yaml plan --vram-budget " + std::to_string(budget));
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("prompts run 32 tokens per batched step"), std::string::npos) << r.out;
+    const auto j = plan_json("--vram-budget " + std::to_string(budget));
+    EXPECT_TRUE(j["fits"].get<bool>());
+    EXPECT_EQ(j["prefill_chunk"].get<int64_t>(), 32);
 }
 
 TEST(CliPlan, OverBudgetShowsTheRowSplitAndAllowCpuSplitAcceptsIt) {

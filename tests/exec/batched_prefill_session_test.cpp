@@ -3,7 +3,8 @@
 // KV cache, hidden state and next logits that the same prompt leaves token by token — for every
 // chunk size, with prompts that are not a multiple of it, and across two prefill calls (a second
 // chat turn). Also: the prompt is checked before anything runs, the plan bills the prefill buffers
-// the session allocates, and a session with a row split prefills token by token and says why.
+// the session allocates, the rest of a prompt after its whole chunks runs in smaller batched steps,
+// and a session with a row split prefills token by token and says why.
 #include "bench/step_profile.hpp"
 #include "core/error.hpp"
 #include "plan/plan_fixture.hpp"
@@ -88,6 +89,36 @@ TEST(BatchedPrefill, ChunksLeaveTheSameBitsAsTokenByToken) {
             for (size_t i = 0; i < want.logits.size(); ++i) EXPECT_TRUE(same_bits(got.logits[i], want.logits[i])) << i;
         }
     }
+}
+
+// What is left of a prompt after its whole chunks runs in batched steps of the powers of two below
+// the chunk, largest first, and only an odd last token runs alone: 31 tokens at chunk 16 are four
+// batched steps (16 + 8 + 4 + 2) and one token step, not one batched step and 15 token steps.
+TEST(BatchedPrefill, TheRestOfAPromptRunsInSmallerBatchedSteps) {
+    EXPECT_EQ(session(16, DENSE_TYPE_Q8_32)->prefill_step_sizes(), (std::vector<int64_t>{16, 8, 4, 2}));
+    EXPECT_EQ(session(5, DENSE_TYPE_Q8_32)->prefill_step_sizes(), (std::vector<int64_t>{5, 4, 2}));
+    EXPECT_EQ(session(2, DENSE_TYPE_Q8_32)->prefill_step_sizes(), (std::vector<int64_t>{2}));
+    EXPECT_TRUE(session(1, DENSE_TYPE_Q8_32)->prefill_step_sizes().empty());
+
+    const std::vector<int32_t> ids = prompt(31);
+    const auto one = session(1, DENSE_TYPE_Q8_32), batched = session(16, DENSE_TYPE_Q8_32);
+    one->prefill(ids);
+    batched->prefill(ids);
+    EXPECT_EQ(batched->batched_steps_run(), 4u);
+    EXPECT_EQ(one->batched_steps_run(), 0u);
+    EXPECT_EQ(batched->steps_run(), 31u);
+    EXPECT_EQ(batched->position(), 31);
+    EXPECT_TRUE(batched->snapshot_state() == one->snapshot_state()) << "recurrent state differs";
+    EXPECT_TRUE(same_bits({batched->hidden().begin(), batched->hidden().end()}, {one->hidden().begin(), one->hidden().end()}));
+    // A second prompt continues from there: 6 tokens are one step of 4 and one of 2.
+    const std::vector<int32_t> more = prompt(6);
+    one->prefill(more);
+    batched->prefill(more);
+    EXPECT_EQ(batched->batched_steps_run(), 6u);
+    EXPECT_TRUE(batched->snapshot_state() == one->snapshot_state()) << "recurrent state differs after the second prompt";
+    one->step(7, true);
+    batched->step(7, true);
+    EXPECT_TRUE(same_bits({batched->logits().begin(), batched->logits().end()}, {one->logits().begin(), one->logits().end()}));
 }
 
 TEST(BatchedPrefill, ABatchedStepHasOneGemmPerWeightAndNoHead) {
@@ -226,7 +257,8 @@ TEST(BatchedPrefill, PlanBillsThePrefillBuffersTheSessionAllocates) {
 
 TEST(BatchedPrefill, CpuDefaultIsTokenByToken) {
     EXPECT_EQ(session(-1, DENSE_TYPE_NONE)->prefill_chunk(), 1);
-    EXPECT_EQ(plan::default_prefill_chunk(DENSE_DEVICE_CUDA), 16);
+    EXPECT_EQ(plan::default_prefill_chunk(DENSE_DEVICE_CUDA), 64);
+    EXPECT_EQ(plan::smallest_auto_prefill_chunk(DENSE_DEVICE_CUDA), 16);
 }
 
 TEST(BatchedPrefill, RowSplitSessionPrefillsTokenByTokenAndSaysWhy) {

@@ -6,6 +6,7 @@
 #include "plan/plan_verdict.hpp"
 
 #include <gtest/gtest.h>
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace dense::test {
@@ -41,6 +42,55 @@ TEST(PlanBudget, MaxContextFitsAndOneTokenMoreDoesNot) {
         EXPECT_TRUE(r.verdict->fits);
         EXPECT_EQ(r.verdict->headroom, budget - base.peak());
     }
+}
+
+// `prefill_chunk: auto` (64 on a GPU) over budget halves the chunk (down to 16) while that makes the
+// bill fit, before a context cut or a row split is considered; an explicit chunk never changes.
+TEST(PlanBudget, AutoPrefillChunkStepsDownBeforeAnythingElse) {
+    auto at = [](int64_t chunk) {
+        plan::PlanRequest r = absent_gpu(512);
+        r.prefill_chunk = chunk;
+        return plan::make_plan(tiny().bound, qwen35_spec(), nullptr, r).peak();
+    };
+    const uint64_t p64 = at(64), p32 = at(32), p16 = at(16);
+    ASSERT_GT(p64, p32);
+    ASSERT_GT(p32, p16);
+    auto judged_auto = [](uint64_t budget) {
+        plan::PlanRequest r = absent_gpu(512);
+        r.prefill_chunk = -1;
+        return plan::plan_and_judge(tiny().bound, qwen35_spec(), nullptr, r, plan::Budget{budget, "test budget"},
+                                    false, "tiny.gguf");
+    };
+    struct Case {
+        uint64_t budget;
+        int64_t chunk;
+    };
+    for (const Case c : {Case{p64, 64}, Case{p64 - 1, 32}, Case{p32, 32}, Case{p32 - 1, 16}, Case{p16, 16}}) {
+        const auto r = judged_auto(c.budget);
+        ASSERT_TRUE(r.verdict);
+        EXPECT_TRUE(r.verdict->fits) << c.budget;
+        EXPECT_EQ(r.prefill_chunk, c.chunk) << c.budget;
+        EXPECT_EQ(r.bill.peak(), at(c.chunk)) << c.budget;
+        EXPECT_FALSE(r.split) << "a smaller prefill chunk fits: no row split";
+        const bool noted = std::any_of(r.bill.notes.begin(), r.bill.notes.end(), [](const std::string& n) {
+            return n.find("tokens per batched step") != std::string::npos;
+        });
+        EXPECT_EQ(noted, c.chunk != 64) << c.budget;
+    }
+    // Below the smallest auto chunk's peak: over budget at chunk 16, and the split is planned from there.
+    const auto over = judged_auto(p16 - 1);
+    ASSERT_TRUE(over.verdict);
+    EXPECT_FALSE(over.verdict->fits);
+    EXPECT_EQ(over.prefill_chunk, 16);
+    EXPECT_EQ(over.verdict->over, 1u);
+    // An explicit chunk is what the config asked for: never lowered.
+    plan::PlanRequest fixed = absent_gpu(512);
+    fixed.prefill_chunk = 64;
+    const auto kept = plan::plan_and_judge(tiny().bound, qwen35_spec(), nullptr, fixed,
+                                           plan::Budget{p64 - 1, "test budget"}, false, "tiny.gguf");
+    ASSERT_TRUE(kept.verdict);
+    EXPECT_FALSE(kept.verdict->fits);
+    EXPECT_EQ(kept.prefill_chunk, 64);
 }
 
 TEST(PlanBudget, OverBudgetSaysWhatWouldFit) {
@@ -97,6 +147,7 @@ TEST(PlanReport, JsonCarriesTheBill) {
     EXPECT_EQ(j["allocated_bytes"].get<uint64_t>() + j["reserve_bytes"].get<uint64_t>(), base.peak());
     EXPECT_EQ(j["context"].get<int64_t>(), 512);
     EXPECT_EQ(j["kv_type"].get<std::string>(), "f16");
+    EXPECT_EQ(j["prefill_chunk"].get<int64_t>(), 16);
     EXPECT_TRUE(j["fits"].get<bool>());
     EXPECT_EQ(j["max_context"].get<int64_t>(), 522);
     EXPECT_EQ(j["budget"]["source"].get<std::string>(), "test budget");

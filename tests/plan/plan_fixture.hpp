@@ -44,6 +44,9 @@ inline plan::PlanRequest absent_gpu(int64_t n_ctx, dense_type_id kv = DENSE_TYPE
     r.kv_type = kv;
     r.target.kind = DENSE_DEVICE_CUDA;
     r.target.label = "a test GPU (not here)";
+    // A fixed chunk: `auto` lowers it to fit a budget (PlanBudget.AutoPrefillChunkStepsDownBeforeAnythingElse),
+    // which would hide what the other budget tests look at.
+    r.prefill_chunk = 16;
     return r;
 }
 

@@ -189,7 +189,7 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
         so.bus_read_share = config->bus_read_share;
         so.prefill_chunk = config->prefill_chunk;
         so.device = device;
-        so.row_split = place_in_vram(*model, packs, so, *config);  // the bill before any allocation
+        place_in_vram(*model, packs, so, *config);  // the bill before any allocation
         const auto free_before = device_free_bytes(packs, device);
         exec::Session session(model->bound, model->spec, packs, so);
         const auto free_after_create = device_free_bytes(packs, device);

@@ -134,7 +134,7 @@ std::unique_ptr<Runner> start(const model::RunConfig& config, const GenerateFlag
     so.device = config.placement == model::Placement::Cpu ? 0 : r->packs->main_device_index();
     if (so.device != 0) {
         try {
-            so.row_split = place_in_vram(*r->model, *r->packs, so, config);  // the bill before any allocation
+            place_in_vram(*r->model, *r->packs, so, config);  // the bill before any allocation
             r->session = std::make_unique<exec::Session>(r->model->bound, r->model->spec, *r->packs, so);
         } catch (const Error& e) {
             if (e.kind() != ErrorKind::Pack || config.placement == model::Placement::GpuOnly) throw;
@@ -143,8 +143,8 @@ std::unique_ptr<Runner> start(const model::RunConfig& config, const GenerateFlag
         }
     }
     if (!r->session) {
-        so.row_split.reset();
-        (void)place_in_vram(*r->model, *r->packs, so, config);  // on the CPU: says the budget does not apply
+        so.prefill_chunk = config.prefill_chunk;  // the GPU's plan may have lowered it
+        place_in_vram(*r->model, *r->packs, so, config);  // on the CPU: no split; says the budget does not apply
         r->session = std::make_unique<exec::Session>(r->model->bound, r->model->spec, *r->packs, so);
     }
     r->logits = std::make_unique<LogitsWriter>(flags.logits_out, r->session->n_vocab());

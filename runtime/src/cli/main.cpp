@@ -40,8 +40,8 @@ int main(int argc, char** argv) {
                    "itself, copied over PCIe each token, beside the CPU (config bus_read_share; default 0)")
         ->check(CLI::Range(0.0, 1.0));
     app.add_option("--prefill-chunk", common.prefill_chunk,
-                   "Prompt tokens per batched prefill step; 1 = token by token (config prefill_chunk; default 16 on "
-                   "a GPU, 1 on the CPU)")
+                   "Prompt tokens per batched prefill step; 1 = token by token (config prefill_chunk; default 64 on "
+                   "a GPU, down to 16 where the VRAM plan needs it; 1 on the CPU)")
         ->check(CLI::Range(int64_t{1}, dense::model::kMaxPrefillChunk));
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));

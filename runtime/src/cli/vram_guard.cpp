@@ -3,19 +3,21 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "plan/plan_target.hpp"
+#include "plan/prefill_graph.hpp"
 #include "plan/plan_verdict.hpp"
 
 #include <spdlog/spdlog.h>
 
 namespace dense::cli {
 
-std::optional<plan::Placement> place_in_vram(const LoadedModel& model, const packs::PackManager& packs,
-                                             const exec::SessionOptions& options, const model::RunConfig& config) {
+void place_in_vram(const LoadedModel& model, const packs::PackManager& packs, exec::SessionOptions& options,
+                   const model::RunConfig& config) {
+    options.row_split.reset();
     const plan::PlanTarget target = plan::target_for_device(packs, options.device);
     if (target.kind == DENSE_DEVICE_CPU) {
         if (config.vram_budget)
             spdlog::info("running on the CPU: the VRAM budget ({}) does not apply", config.vram_budget_source);
-        return std::nullopt;
+        return;
     }
     std::optional<plan::Budget> budget;
     if (config.vram_budget) {
@@ -24,7 +26,7 @@ std::optional<plan::Placement> place_in_vram(const LoadedModel& model, const pac
         budget = std::move(free);
     } else {
         spdlog::warn("{}: free memory unknown and no vram_budget given; the VRAM plan is not checked", target.label);
-        return std::nullopt;
+        return;
     }
     plan::PlanRequest request;
     request.n_ctx = options.n_ctx;
@@ -47,7 +49,8 @@ std::optional<plan::Placement> place_in_vram(const LoadedModel& model, const pac
                      "(read from the file each token){}; peak {} of {}",
                      target.label, budget->source, format_bytes(report.split->cpu_read_bytes), cpu_tensors, tables,
                      format_bytes(report.split->peak), format_bytes(report.verdict->budget));
-        return report.split->placement;
+        options.row_split = report.split->placement;
+        return;
     }
     if (!report.verdict->fits)
         throw Error(ErrorKind::Device, "the model does not fit " + target.label + " at context " +
@@ -57,7 +60,11 @@ std::optional<plan::Placement> place_in_vram(const LoadedModel& model, const pac
                                            "(--vram-budget / `vram_budget`) if the GPU has more free memory");
     spdlog::info("VRAM plan: peak {} of {} ({}); {} left", format_bytes(report.verdict->peak),
                  format_bytes(report.verdict->budget), budget->source, format_bytes(report.verdict->headroom));
-    return std::nullopt;
+    if (options.prefill_chunk < 0 && report.prefill_chunk != plan::default_prefill_chunk(target.kind)) {
+        spdlog::info("VRAM plan: prompts run {} tokens per batched step (the default {} does not fit)",
+                     report.prefill_chunk, plan::default_prefill_chunk(target.kind));
+        options.prefill_chunk = report.prefill_chunk;
+    }
 }
 
 }  // namespace dense::cli

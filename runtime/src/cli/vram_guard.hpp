@@ -15,10 +15,12 @@
 
 namespace dense::cli {
 
-// The row split the session must run with (empty: every weight on the GPU, or a CPU session).
-// Throws dense::Error(Device) with the bill when over budget and no split helps (or placement is
-// gpu-only), and dense::Error(Pack) like the session would when the device's pack lacks an op.
-std::optional<plan::Placement> place_in_vram(const LoadedModel& model, const packs::PackManager& packs,
-                                             const exec::SessionOptions& options, const model::RunConfig& config);
+// Sets what the session must run with: options.row_split (empty: every weight on the GPU, or a CPU
+// session) and, with `prefill_chunk: auto` where the default chunk's scratch would not fit, the
+// smaller options.prefill_chunk the plan chose (plan_and_judge). Throws dense::Error(Device) with
+// the bill when over budget and no split helps (or placement is gpu-only), and dense::Error(Pack)
+// like the session would when the device's pack lacks an op.
+void place_in_vram(const LoadedModel& model, const packs::PackManager& packs, exec::SessionOptions& options,
+                   const model::RunConfig& config);
 
 }  // namespace dense::cli

@@ -122,22 +122,29 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     // The batched prefill step, where the session can batch and the packs have its ops (GEMM_Q):
     // built by the plan's rule (plan/prefill_graph.hpp), so the plan bills the same buffers.
     prefill_chunk_ = plan::prefill_chunk_for(options.prefill_chunk, device.kind(), split != nullptr, &prefill_note_);
-    build_batched_step(model, packs, options.device,
-                       plan::batched_graph(model, spec, go, prefill_chunk_, &packs, options.device, &prefill_note_),
-                       buffers_);
+    if (prefill_chunk_ > 1) build_batched_steps(model, spec, packs, options.device, go, buffers_);
     if (prefill_chunk_ == 1 && !prefill_note_.empty())
         spdlog::info("prompts run token by token: {}", prefill_note_);
 
-    // One workspace, sized for the hungriest node, shared by all (nodes run one after another).
-    const bool batched = prefill_chunk_ > 1;
+    // One workspace, sized for the hungriest node, shared by all (nodes run one after another). The
+    // plan bills the token step's and the full chunk's; a smaller batched step that would need more
+    // is left out (never seen: an op's workspace grows with the tokens of its call).
+    const bool batched = !batched_.empty();
     const uint64_t workspace =
-        std::max(plan::op_workspace_bytes(graph_[0]), batched ? plan::op_workspace_bytes(batched_[0]) : 0);
+        std::max(plan::op_workspace_bytes(graph_[0]), batched ? plan::op_workspace_bytes(batched_[0].graph[0]) : 0);
+    std::erase_if(batched_, [&](const BatchedStep& b) {
+        const bool over = plan::op_workspace_bytes(b.graph[0]) > workspace;
+        if (over) spdlog::debug("batched prefill step of {} tokens left out: its op workspace exceeds the plan's", b.tokens);
+        return over;
+    });
     void* ws = workspace ? memory_->alloc(workspace, plan::kWorkspaceLabel) : nullptr;
-    for (graph::Graph* g : {&graph_[0], &graph_[1], &batched_[0], &batched_[1]}) {
+    std::vector<graph::Graph*> graphs = {&graph_[0], &graph_[1]};
+    for (BatchedStep& b : batched_) graphs.insert(graphs.end(), {&b.graph[0], &b.graph[1]});
+    for (size_t gi = 0; gi < graphs.size(); ++gi) {
+        graph::Graph* g = graphs[gi];
         for (size_t i = 0; i < g->nodes.size(); ++i) {
             auto& n = g->nodes[i];
-            if (g == &graph_[1]) n.op = graph_[0].nodes[i].op;
-            if (g == &batched_[1]) n.op = batched_[0].nodes[i].op;
+            if (gi % 2 == 1) n.op = graphs[gi - 1]->nodes[i].op;  // parity 1 runs parity 0's ops
             n.call.stream = memory_->stream();
             n.call.workspace = ws;
             n.call.workspace_bytes = workspace;
@@ -163,7 +170,7 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     // What was allocated must be the plan's bill of this session, label by label: budgets are
     // checked against plans made before a session exists, so a drift would make them all wrong.
     bill_ = plan::bill_session(model, graph_[0], device.kind(), options.kv_type, workspace, memory_->label(), placed,
-                               bus_staging, batched ? &batched_[0] : nullptr);
+                               bus_staging, batched ? &batched_[0].graph[0] : nullptr);
     const auto planned = bill_.bytes_by_label();
     const auto& allocated = memory_->allocated_by_label();
     if (planned != allocated) {
@@ -183,49 +190,85 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     }
 }
 
-// The batched graph's own buffers live in the "prefill buffers" arena; its KV caches and state banks
-// are the token step's buffers of the same name (the same memory, so both steps carry one state).
-void Session::build_batched_step(const model::BoundModel& model, const packs::PackManager& packs, size_t device,
-                                 std::optional<graph::Graph> batched, const std::vector<void*>& token_step_base) {
-    if (!batched) {
+// The batched graphs' own buffers live in the "prefill buffers" arena, laid out for the full chunk;
+// their KV caches and state banks are the token step's buffers of the same name (the same memory, so
+// every step carries one state). Smaller steps reuse the arena: only one step runs at a time.
+void Session::build_batched_steps(const model::BoundModel& model, const model::ModelSpec& spec,
+                                  const packs::PackManager& packs, size_t device, const graph::GraphOptions& go,
+                                  const std::vector<void*>& token_step_base) {
+    std::optional<graph::Graph> full = plan::batched_graph(model, spec, go, prefill_chunk_, &packs, device, &prefill_note_);
+    if (!full) {
         prefill_chunk_ = 1;
         return;
     }
-    graph::Graph& g = *batched;
     std::map<std::string, void*> shared;
     for (size_t i = 0; i < graph_[0].buffers.size(); ++i)
         if (plan::shared_with_token_step(graph_[0].buffers[i].kind)) shared[graph_[0].buffers[i].name] = token_step_base[i];
-    const plan::BufferArena arena = plan::prefill_arena(g, model);
+    const plan::BufferArena arena = plan::prefill_arena(*full, model);
     auto* arena_base = static_cast<std::byte*>(memory_->alloc(arena.bytes, plan::kPrefillBuffersLabel));
-    batched_buffers_.assign(g.buffers.size(), nullptr);
-    for (const auto& slot : arena.slots) {
-        const graph::Buffer& b = g.buffers[slot.buffer];
-        if (!plan::shared_with_token_step(b.kind)) {
-            batched_buffers_[slot.buffer] = arena_base + slot.offset;
+    add_batched_step(std::move(*full), arena, arena_base, shared, packs, device);
+    // The rest of a prompt after its whole chunks: powers of two below the chunk, largest first.
+    int64_t t = 1;
+    while (t * 2 < prefill_chunk_) t *= 2;
+    for (; t >= 2; t /= 2) {
+        std::string why;
+        std::optional<graph::Graph> g = plan::batched_graph(model, spec, go, t, &packs, device, &why);
+        if (!g) {
+            spdlog::debug("no batched prefill step of {} tokens: {}", t, why);
             continue;
         }
-        auto it = shared.find(b.name);
-        if (it == shared.end())
-            throw Error(ErrorKind::Internal, "the batched prefill graph's buffer '" + b.name + "' is not the token step's");
-        batched_buffers_[slot.buffer] = it->second;
+        const plan::BufferArena a = plan::prefill_arena(*g, model);
+        if (a.bytes > arena.bytes) {  // not expected: every buffer shrinks with the tokens
+            spdlog::debug("no batched prefill step of {} tokens: its buffers need {} bytes, the arena has {}", t,
+                          a.bytes, arena.bytes);
+            continue;
+        }
+        add_batched_step(std::move(*g), a, arena_base, shared, packs, device);
     }
-    const auto& in = g.inputs;
-    const auto words = static_cast<size_t>(g.tokens);
-    batched_inputs_ = static_cast<int32_t*>(batched_buffers_[in.token]);
-    if (batched_buffers_[in.position] != batched_inputs_ + words || batched_buffers_[in.n_kv] != batched_inputs_ + 2 * words ||
-        batched_buffers_[in.status] != batched_inputs_ + 3 * words)
-        throw Error(ErrorKind::Internal, "batched step inputs are not packed");
-    std::vector<void*> base = batched_buffers_;
-    g.resolve(base);
-    graph::select_ops(g, packs, device);
-    batched_[0] = std::move(g);
-    batched_[1] = batched_[0];
-    swap_state_banks(batched_[0], base);
-    batched_[1].resolve(base);
+    const auto words = static_cast<size_t>(prefill_chunk_);
     batched_io_host_ = static_cast<int32_t*>(memory_->alloc_host((3 * words + 1) * sizeof(int32_t)));
 }
 
-void Session::prefill(std::span<const int32_t> tokens) {
+void Session::add_batched_step(graph::Graph g, const plan::BufferArena& arena, std::byte* arena_base,
+                               const std::map<std::string, void*>& shared, const packs::PackManager& packs,
+                               size_t device) {
+    BatchedStep& b = batched_.emplace_back();
+    b.tokens = g.tokens;
+    b.buffers.assign(g.buffers.size(), nullptr);
+    for (const auto& slot : arena.slots) {
+        const graph::Buffer& buf = g.buffers[slot.buffer];
+        if (!plan::shared_with_token_step(buf.kind)) {
+            b.buffers[slot.buffer] = arena_base + slot.offset;
+            continue;
+        }
+        auto it = shared.find(buf.name);
+        if (it == shared.end())
+            throw Error(ErrorKind::Internal, "the batched prefill graph's buffer '" + buf.name + "' is not the token step's");
+        b.buffers[slot.buffer] = it->second;
+    }
+    const auto& in = g.inputs;
+    const auto words = static_cast<size_t>(g.tokens);
+    b.inputs = static_cast<int32_t*>(b.buffers[in.token]);
+    if (b.buffers[in.position] != b.inputs + words || b.buffers[in.n_kv] != b.inputs + 2 * words ||
+        b.buffers[in.status] != b.inputs + 3 * words)
+        throw Error(ErrorKind::Internal, "batched step inputs are not packed");
+    std::vector<void*> base = b.buffers;
+    g.resolve(base);
+    graph::select_ops(g, packs, device);
+    b.graph[0] = std::move(g);
+    b.graph[1] = b.graph[0];
+    swap_state_banks(b.graph[0], base);
+    b.graph[1].resolve(base);
+}
+
+std::vector<int64_t> Session::prefill_step_sizes() const {
+    std::vector<int64_t> sizes;
+    for (const BatchedStep& b : batched_) sizes.push_back(b.tokens);
+    return sizes;
+}
+
+// Every id in range and room for all of them in the context, before anything runs.
+void Session::check_prompt(std::span<const int32_t> tokens) const {
     const graph::Graph& g = graph_[0];
     for (size_t i = 0; i < tokens.size(); ++i)
         if (tokens[i] < 0 || tokens[i] >= g.n_vocab)
@@ -235,15 +278,20 @@ void Session::prefill(std::span<const int32_t> tokens) {
         throw Error(ErrorKind::Usage, std::to_string(tokens.size()) + " prompt tokens at position " +
                                           std::to_string(position_) + " do not fit the context of " +
                                           std::to_string(g.n_ctx) + " tokens (raise `context` in the run config)");
+}
+
+void Session::prefill(std::span<const int32_t> tokens) {
+    check_prompt(tokens);
     size_t i = 0;
-    const auto chunk = static_cast<size_t>(prefill_chunk_);
-    if (chunk > 1 && !observer_)  // the layer observer sees every token: token by token then
-        for (; tokens.size() - i >= chunk; i += chunk) run_batch(tokens.subspan(i, chunk));
+    if (!observer_)  // the layer observer sees every token: token by token then
+        for (BatchedStep& b : batched_)
+            for (const auto t = static_cast<size_t>(b.tokens); tokens.size() - i >= t; i += t)
+                run_batch(b, tokens.subspan(i, t));
     for (; i < tokens.size(); ++i) step(tokens[i], false);
 }
 
-void Session::run_batch(std::span<const int32_t> tokens, void* marks) {
-    const graph::Graph& g = batched_[parity_];
+void Session::run_batch(BatchedStep& b, std::span<const int32_t> tokens, void* marks) {
+    const graph::Graph& g = b.graph[parity_];
     const auto t_count = static_cast<size_t>(g.tokens);
     int32_t* io = batched_io_host_;
     for (size_t t = 0; t < t_count; ++t) {
@@ -255,12 +303,12 @@ void Session::run_batch(std::span<const int32_t> tokens, void* marks) {
     logits_valid_ = false;
     hidden_fresh_ = false;
     try {
-        memory_->to_device(batched_inputs_, io, (3 * t_count + 1) * sizeof(int32_t));
+        memory_->to_device(b.inputs, io, (3 * t_count + 1) * sizeof(int32_t));
         if (marks != nullptr)
             run_nodes(g, false, marks);
         else
-            run_step(g, false, batched_graph_[parity_]);
-        memory_->to_host(io + 3 * t_count, batched_inputs_ + 3 * t_count, 4);
+            run_step(g, false, b.captured[parity_]);
+        memory_->to_host(io + 3 * t_count, b.inputs + 3 * t_count, 4);
         memory_->sync();
     } catch (...) {
         try {
@@ -277,7 +325,8 @@ void Session::run_batch(std::span<const int32_t> tokens, void* marks) {
     parity_ ^= 1;
     position_ += static_cast<int64_t>(t_count);
     steps_ += t_count;
-    hidden_source_ = static_cast<const std::byte*>(batched_buffers_[g.hidden]) +
+    ++batched_steps_;
+    hidden_source_ = static_cast<const std::byte*>(b.buffers[g.hidden]) +
                      (t_count - 1) * static_cast<size_t>(g.n_embd) * sizeof(float);
 }
 
@@ -376,16 +425,23 @@ void Session::run_step(const graph::Graph& g, bool want_logits, void*& graph) {
 
 void Session::step(int32_t token, bool want_logits) { step_with(token, want_logits, nullptr); }
 
+namespace {
+// Timing marks of one profiled step, destroyed however the step ends.
+struct MarksGuard {
+    DeviceMemory& memory;
+    void* marks;
+    MarksGuard(DeviceMemory& m, uint32_t count) : memory(m), marks(m.create_marks(count)) {}
+    ~MarksGuard() { memory.destroy_marks(marks); }
+    MarksGuard(const MarksGuard&) = delete;
+    MarksGuard& operator=(const MarksGuard&) = delete;
+};
+}  // namespace
+
 std::vector<NodeTime> Session::profile_step(int32_t token, bool want_logits) {
     if (!memory_->can_time())
         throw Error(ErrorKind::Device, memory_->label() + ": the pack cannot time a step (it needs ABI 1.3 timing marks)");
     const graph::Graph& g = graph_[parity_];
-    const auto count = static_cast<uint32_t>(g.nodes.size() + 1);
-    struct MarksGuard {
-        DeviceMemory& m;
-        void* marks;
-        ~MarksGuard() { m.destroy_marks(marks); }
-    } guard{*memory_, memory_->create_marks(count)};
+    const MarksGuard guard(*memory_, static_cast<uint32_t>(g.nodes.size() + 1));
     step_with(token, want_logits, guard.marks);  // on success, nothing is in flight any more
     return node_times(g, guard.marks, want_logits);
 }
@@ -393,23 +449,15 @@ std::vector<NodeTime> Session::profile_step(int32_t token, bool want_logits) {
 std::vector<NodeTime> Session::profile_prefill_step(std::span<const int32_t> tokens) {
     if (!memory_->can_time())
         throw Error(ErrorKind::Device, memory_->label() + ": the pack cannot time a step (it needs ABI 1.3 timing marks)");
-    if (prefill_chunk_ <= 1 || tokens.size() != static_cast<size_t>(prefill_chunk_))
+    if (batched_.empty() || tokens.size() != static_cast<size_t>(prefill_chunk_))
         throw Error(ErrorKind::Usage, "a prompt profile needs batched prefill and exactly prefill_chunk (" +
                                           std::to_string(prefill_chunk_) + ") tokens, got " +
                                           std::to_string(tokens.size()));
-    const graph::Graph& g = batched_[parity_];
-    for (size_t i = 0; i < tokens.size(); ++i)
-        if (tokens[i] < 0 || tokens[i] >= g.n_vocab)
-            throw Error(ErrorKind::Usage, "prompt token " + std::to_string(i) + ": id " + std::to_string(tokens[i]) +
-                                              " is out of range [0, " + std::to_string(g.n_vocab) + ")");
-    if (position_ + prefill_chunk_ > g.n_ctx)
-        throw Error(ErrorKind::Usage, "context is full: " + std::to_string(g.n_ctx) + " tokens");
-    struct MarksGuard {
-        DeviceMemory& m;
-        void* marks;
-        ~MarksGuard() { m.destroy_marks(marks); }
-    } guard{*memory_, memory_->create_marks(static_cast<uint32_t>(g.nodes.size() + 1))};
-    run_batch(tokens, guard.marks);  // on success, nothing is in flight any more
+    check_prompt(tokens);
+    BatchedStep& b = batched_.front();
+    const graph::Graph& g = b.graph[parity_];
+    const MarksGuard guard(*memory_, static_cast<uint32_t>(g.nodes.size() + 1));
+    run_batch(b, tokens, guard.marks);  // on success, nothing is in flight any more
     return node_times(g, guard.marks, false);
 }
 

@@ -19,6 +19,7 @@
 #include "model/model_binding.hpp"
 #include "model/model_spec.hpp"
 #include "packs/pack_manager.hpp"
+#include "plan/buffer_arena.hpp"
 #include "plan/row_split.hpp"
 #include "plan/vram_bill.hpp"
 
@@ -59,8 +60,8 @@ struct SessionOptions {
     // device memory. 0: the CPU reads every row that is not in VRAM. (On a CPU session the "copy"
     // is a memcpy: useful to tests only.)
     double bus_read_share = 0.0;
-    // Tokens per batched prefill step (plan/prefill_graph.hpp; < 0: the device's default, 16 on a
-    // GPU, 1 on the CPU; 0 or 1: token by token). prefill() runs whole chunks of a prompt as one
+    // Tokens per batched prefill step (plan/prefill_graph.hpp; < 0: the device's default, 64 on a
+    // GPU, 1 on the CPU; 0 or 1: token by token; the VRAM plan may lower the default, cli/vram_guard). prefill() runs whole chunks of a prompt as one
     // state-only step each, which reads every weight once per chunk. Sessions with a row split
     // prefill token by token.
     int64_t prefill_chunk = -1;
@@ -92,14 +93,20 @@ public:
     // Pack/Device for an op or device failure; in every case the session's state is unchanged.
     void step(int32_t token, bool want_logits);
     // Runs `tokens` state-only at the next positions (a prompt but its last token, which a step with
-    // logits runs): whole chunks of prefill_chunk() tokens as one batched step each, the rest token
-    // by token. Every id is checked and the context is checked to hold them all before anything
-    // runs (Usage errors). Each chunk commits like a step; on an error the session is left at the
-    // last committed chunk, which position() tells.
+    // logits runs): whole chunks of prefill_chunk() tokens as one batched step each, then what is
+    // left in batched steps of the powers of two below the chunk, largest first (a 16-token chunk
+    // leaves at most 15 = 8 + 4 + 2 + 1: three batched steps and one token step, not 15 token
+    // steps). Every id is checked and the context is checked to hold them all before anything
+    // runs (Usage errors). Each batched step commits like a step; on an error the session is left
+    // at the last committed step, which position() tells.
     void prefill(std::span<const int32_t> tokens);
     // Tokens per batched prefill step (1: token by token) and, when 1 although more was asked, why.
     int64_t prefill_chunk() const noexcept { return prefill_chunk_; }
     const std::string& prefill_note() const noexcept { return prefill_note_; }
+    // The token counts of the batched steps prefill() uses, largest first (empty: token by token).
+    std::vector<int64_t> prefill_step_sizes() const;
+    // Batched prefill steps committed since the session was made (steps_run() counts their tokens).
+    uint64_t batched_steps_run() const noexcept { return batched_steps_; }
     // The same step, run node by node (never the captured graph) with a timing mark after every
     // node: where a step's time goes. Slower than step() (no graph, marks between kernels, so no
     // overlap of one kernel's tail with the next one's start); commits exactly like step(). Throws
@@ -141,16 +148,36 @@ public:
     std::vector<std::byte> snapshot_state() const;
 
 private:
+    // Batched prefill (plan/prefill_graph.hpp): one per token count prefill() uses. All of them
+    // live in the prefill arena laid out for the full chunk (a smaller count needs less: checked
+    // when built) and share the step's KV caches and state banks.
+    struct BatchedStep {
+        int64_t tokens = 0;
+        graph::Graph graph[2];       // [parity]: parity 1 has state banks A and B swapped
+        std::vector<void*> buffers;  // one per graph buffer
+        int32_t* inputs = nullptr;   // T tokens, T positions, T n_kv, status: adjacent
+        void* captured[2] = {};      // [parity] device graphs, captured on first use
+    };
+
     void step_with(int32_t token, bool want_logits, void* marks);
-    // One batched prefill step of prefill_chunk_ tokens (node by node with `marks`, for a profile).
-    void run_batch(std::span<const int32_t> tokens, void* marks = nullptr);
+    // Usage errors for a prompt id out of range or a prompt that does not fit the context.
+    void check_prompt(std::span<const int32_t> tokens) const;
+    // One batched prefill step of b.tokens tokens (node by node with `marks`, for a profile).
+    void run_batch(BatchedStep& b, std::span<const int32_t> tokens, void* marks = nullptr);
     // The time of every node of `g` between the timing marks of a run with marks.
     std::vector<NodeTime> node_times(const graph::Graph& g, void* marks, bool want_logits) const;
     void run_nodes(const graph::Graph& g, bool want_logits, void* marks = nullptr);
     // Replays `g`'s captured device graph (captured into `captured` on first use) or runs it node by node.
     void run_step(const graph::Graph& g, bool want_logits, void*& captured);
-    void build_batched_step(const model::BoundModel& model, const packs::PackManager& packs, size_t device,
-                            std::optional<graph::Graph> batched, const std::vector<void*>& token_step_base);
+    // The batched steps of prefill_chunk_ tokens and of the powers of two below it (prefill_chunk_
+    // falls to 1 when the full chunk cannot be built; a smaller count that cannot is left out).
+    void build_batched_steps(const model::BoundModel& model, const model::ModelSpec& spec,
+                             const packs::PackManager& packs, size_t device, const graph::GraphOptions& go,
+                             const std::vector<void*>& token_step_base);
+    // Resolves `g` onto the prefill arena at `arena_base` (and the token step's shared buffers),
+    // selects its ops and appends it as a batched step.
+    void add_batched_step(graph::Graph g, const plan::BufferArena& arena, std::byte* arena_base,
+                          const std::map<std::string, void*>& shared, const packs::PackManager& packs, size_t device);
 
     std::unique_ptr<DeviceMemory> memory_;
     std::unique_ptr<WeightStore> weights_;
@@ -164,15 +191,11 @@ private:
     int parity_ = 0;
     bool device_graph_ = false;
     void* step_graph_[2][2] = {};  // [parity][want_logits], captured on first use
-    // Batched prefill (plan/prefill_graph.hpp): the graph per parity, its step inputs (T tokens, T
-    // positions, T n_kv, status: adjacent) and their host side, its captured device graphs.
     int64_t prefill_chunk_ = 1;
     std::string prefill_note_;
-    graph::Graph batched_[2];
-    std::vector<void*> batched_buffers_;
-    int32_t* batched_inputs_ = nullptr;
-    int32_t* batched_io_host_ = nullptr;
-    void* batched_graph_[2] = {};
+    std::vector<BatchedStep> batched_;  // token counts descending: the full chunk first
+    int32_t* batched_io_host_ = nullptr;  // host side of the step inputs, sized for the full chunk
+    uint64_t batched_steps_ = 0;
     const void* hidden_source_ = nullptr;  // where hidden() reads the last token's residual stream
     int64_t position_ = 0;
     uint64_t steps_ = 0;

@@ -62,7 +62,7 @@ struct RunConfig {
     // reads itself from host memory over PCIe, beside the CPU computing the rest (exec/bus_rows.hpp).
     double bus_read_share = 0.0;
     // Prompt tokens per batched prefill step (exec::SessionOptions::prefill_chunk); -1: the device's
-    // default (16 on a GPU, 1 = token by token on the CPU).
+    // default (64 on a GPU, lowered to as little as 16 by the VRAM plan; 1 = token by token on the CPU).
     int64_t prefill_chunk = -1;
     PacksConfig packs;
     SamplingConfig sampling;

@@ -121,6 +121,7 @@ std::string to_json(const PlanReport& r) {
     j["device_kind"] = b.device_kind == DENSE_DEVICE_CPU ? "cpu" : "cuda";
     j["context"] = b.n_ctx;
     j["kv_type"] = kv_name(b.kv_type);
+    j["prefill_chunk"] = r.prefill_chunk;
     j["lines"] = nlohmann::ordered_json::array();
     for (const auto& l : b.lines)
         j["lines"].push_back({{"item", to_string(l.item)},

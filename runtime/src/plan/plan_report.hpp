@@ -16,6 +16,9 @@ struct PlanReport {
     VramBill bill;
     std::optional<Budget> budget;    // empty: nothing to budget (the CPU)
     std::optional<Verdict> verdict;  // with the budget
+    // Prompt tokens per batched step the bill was made with (1: token by token). With
+    // `prefill_chunk: auto` over budget, smaller than the default where that makes the bill fit.
+    int64_t prefill_chunk = 1;
     // Over budget, when moving weights can help: the row split that would keep the requested
     // context (plan/row_split.hpp) and the bill's peak with it.
     struct Split {
@@ -34,7 +37,7 @@ struct PlanReport {
 // The printed bill (several lines, ends with a newline).
 std::string to_text(const PlanReport& report);
 
-// One JSON object: {"model", "device", "context", "kv_type", "lines": [...], "allocations": [...],
+// One JSON object: {"model", "device", "context", "kv_type", "prefill_chunk", "lines": [...], "allocations": [...],
 // "allocated_bytes", "reserve_bytes", "peak_bytes", "kv_bytes_per_token", "budget": {...} | null,
 // "fits", "decision", "max_context", "bytes_to_cpu", "row_split": {...} | null, "notes"}.
 std::string to_json(const PlanReport& report);

@@ -1,6 +1,7 @@
 #include "plan/plan_verdict.hpp"
 
 #include "plan/bus_staging.hpp"
+#include "plan/prefill_graph.hpp"
 
 #include "core/env_number.hpp"
 
@@ -24,7 +25,12 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
                           bool always_search_max_context, const std::string& model_name) {
     PlanReport report;
     report.model = model_name;
-    report.bill = make_plan(model, spec, packs, request);
+    PlanRequest req = request;  // with `auto`, its prefill chunk may step down below
+    const auto chunk_of = [](const PlanRequest& r) {
+        return prefill_chunk_for(r.prefill_chunk, r.target.kind, r.row_split && r.row_split->splits_any(), nullptr);
+    };
+    report.bill = make_plan(model, spec, packs, req);
+    report.prefill_chunk = chunk_of(req);
     if (!budget) return report;
     report.budget = budget;
     if (!budget->device_free_memory && request.target.kind != DENSE_DEVICE_CPU)
@@ -36,9 +42,28 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
             ") is for dense-rt's own allocations: the GPU driver's context and loaded kernels (about 0.5 GiB "
             "measured on an H200) and other programs need room beside it when the budget is a card's whole memory");
     report.verdict = judge(report.bill, *budget);
+    // `prefill_chunk: auto` over budget: smaller batched prompt steps (less scratch) before anything
+    // else gives way. Still over at the smallest, that one stays: the context search and the row
+    // split below start from the least the session can need.
+    const bool auto_chunk = request.prefill_chunk < 0 && report.prefill_chunk > 1;
+    const int64_t smallest_chunk = smallest_auto_prefill_chunk(request.target.kind);
+    if (auto_chunk && !report.verdict->fits) {
+        const int64_t asked = report.prefill_chunk;
+        for (int64_t c = asked / 2; c >= smallest_chunk && !report.verdict->fits; c /= 2) {
+            req.prefill_chunk = c;
+            report.bill = make_plan(model, spec, packs, req);
+            report.prefill_chunk = c;
+            report.verdict = judge(report.bill, *budget);
+        }
+        if (report.verdict->fits)
+            report.bill.notes.push_back("prompts run " + std::to_string(report.prefill_chunk) +
+                                        " tokens per batched step: at the default " + std::to_string(asked) +
+                                        " the batched step's scratch does not fit (prefill_chunk: auto)");
+    }
     if (always_search_max_context || !report.verdict->fits) {
         const PeakAt peak_at = [&](int64_t n_ctx) {
-            PlanRequest r = request;
+            PlanRequest r = req;
+            if (auto_chunk) r.prefill_chunk = smallest_chunk;  // what `auto` would step down to there
             r.n_ctx = n_ctx;
             return make_plan(model, spec, packs, r).peak();
         };
@@ -58,7 +83,7 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
         const bool tables_to_host = request.target.maps_host_memory && env_whole_number("DENSE_HOST_TABLES", 1, 0, 1) == 1;
         for (int attempt = 0; attempt < 8; ++attempt) {
             const RowSplit rs = choose_row_split(model, spec, ask, cpu_fast, tables_to_host);
-            PlanRequest r = request;
+            PlanRequest r = req;
             r.row_split = rs.placement;
             const VramBill b = make_plan(model, spec, packs, r);
             report.split = PlanReport::Split{rs.kinds,           b.cpu_read_bytes,

@@ -7,7 +7,9 @@
 
 namespace dense::plan {
 
-int64_t default_prefill_chunk(dense_device_kind kind) noexcept { return kind == DENSE_DEVICE_CPU ? 1 : 16; }
+int64_t default_prefill_chunk(dense_device_kind kind) noexcept { return kind == DENSE_DEVICE_CPU ? 1 : 64; }
+
+int64_t smallest_auto_prefill_chunk(dense_device_kind kind) noexcept { return kind == DENSE_DEVICE_CPU ? 1 : 16; }
 
 int64_t prefill_chunk_for(int64_t requested, dense_device_kind kind, bool split, std::string* why) {
     const int64_t chunk = requested < 0 ? default_prefill_chunk(kind) : std::max<int64_t>(requested, 1);

@@ -22,10 +22,15 @@ namespace dense::plan {
 
 inline constexpr const char* kPrefillBuffersLabel = "prefill buffers";
 
-// Tokens per batched step when the run config does not say (`prefill_chunk`): 16 on a GPU (a
-// GEMM_Q there reads the weight once per 16 columns); 1 (token by token) on the CPU, whose fast
-// pack has no GEMM_Q, so a batched step would run cpu-ref's reference loop instead.
+// Tokens per batched step when the run config does not say (`prefill_chunk: auto`): 64 on a GPU;
+// 1 (token by token) on the CPU, whose fast pack has no GEMM_Q, so a batched step would run
+// cpu-ref's reference loop instead. Why 64 (docs/perf-notes.md, session 15, H200, 27B): pp512 552 /
+// 668 / 759 / 790 / 798 tok/s at 16 / 32 / 64 / 128 / 256 for 0 / +33 / +98 / +229 / +492 MiB of
+// peak VRAM; past 64 the gain is small against the memory.
 int64_t default_prefill_chunk(dense_device_kind kind) noexcept;
+// With `auto`, a plan over budget halves the default chunk down to this before anything else gives
+// way (plan_and_judge): a smaller batched step's scratch may be what keeps every weight on the GPU.
+int64_t smallest_auto_prefill_chunk(dense_device_kind kind) noexcept;
 
 // The chunk a session uses: `requested` (< 0: the default for `kind`), or 1 where the session
 // cannot batch — a row split or bus rows (their CPU and bus parts are per token) — with the reason
