@@ -8,6 +8,7 @@
 #include <dense/sdk/pack.hpp>
 
 #include <cstdint>
+#include <vector>
 
 namespace dense::test {
 
@@ -98,5 +99,27 @@ inline dense_gdn_params gdn_params(float scale) {
     p.scale = scale;
     return p;
 }
+
+// A fixture for cpu-ref's untyped activation ops (RMS norm, RoPE, the Gated DeltaNet ops, attention,
+// ...): find an op by kind, and run one call expecting DENSE_OK with nothing logged.
+class CpuRefActivationOps : public PackHarness {
+protected:
+    const dense_op_impl* impl(dense_op_kind kind) {
+        const dense_op_impl* p = host_.find(kind, DENSE_TYPE_NONE, DENSE_TYPE_NONE);
+        EXPECT_NE(p, nullptr) << "op kind " << kind << " is not registered";
+        return p;
+    }
+
+    void ok(dense_op_kind kind, const std::vector<dense_tensor_view>& src, const std::vector<dense_tensor_view>& dst,
+            const void* params = nullptr) {
+        const dense_op_impl* p = impl(kind);
+        ASSERT_NE(p, nullptr);
+        const auto call = make_call(kind, src, dst, params);
+        ASSERT_EQ(p->supports(p->user, &call), 1u) << "supports() refused op kind " << kind;
+        const std::size_t logs = host_.logs.size();
+        ASSERT_EQ(run(p, call), DENSE_OK) << (host_.logs.size() > logs ? host_.logs.back().second : "");
+        ASSERT_EQ(host_.logs.size(), logs);
+    }
+};
 
 }  // namespace dense::test

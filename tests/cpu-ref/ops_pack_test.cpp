@@ -22,26 +22,7 @@ constexpr float kBase = 1e7f;
 constexpr int64_t kDk = 128, kDv = 128, kHk = 16, kHv = 48, kConvC = 10240, kConvK = 4, kFf = 17408;
 constexpr float kEps = 1e-6f;
 
-class CpuRefOpsPack : public PackHarness {
-protected:
-    const dense_op_impl* impl(dense_op_kind kind) {
-        const dense_op_impl* p = host_.find(kind, DENSE_TYPE_NONE, DENSE_TYPE_NONE);
-        EXPECT_NE(p, nullptr) << "op kind " << kind << " is not registered";
-        return p;
-    }
-
-    // Runs one call and expects DENSE_OK with nothing logged.
-    void ok(dense_op_kind kind, const std::vector<dense_tensor_view>& src, const std::vector<dense_tensor_view>& dst,
-            const void* params = nullptr) {
-        const dense_op_impl* p = impl(kind);
-        ASSERT_NE(p, nullptr);
-        const auto call = make_call(kind, src, dst, params);
-        ASSERT_EQ(p->supports(p->user, &call), 1u) << "supports() refused op kind " << kind;
-        const std::size_t logs = host_.logs.size();
-        ASSERT_EQ(run(p, call), DENSE_OK) << (host_.logs.size() > logs ? host_.logs.back().second : "");
-        ASSERT_EQ(host_.logs.size(), logs);
-    }
-};
+using CpuRefOpsPack = CpuRefActivationOps;
 
 std::vector<float> take(const float* p, int64_t n) {
     return {p, p + n};

@@ -32,24 +32,8 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-class CpuRefTokenAxis : public PackHarness {
+class CpuRefTokenAxis : public CpuRefActivationOps {
 protected:
-    const dense_op_impl* impl(dense_op_kind kind) {
-        const dense_op_impl* p = host_.find(kind, DENSE_TYPE_NONE, DENSE_TYPE_NONE);
-        EXPECT_NE(p, nullptr) << "op kind " << kind << " is not registered";
-        return p;
-    }
-
-    void ok(dense_op_kind kind, const std::vector<dense_tensor_view>& src, const std::vector<dense_tensor_view>& dst,
-            const void* params = nullptr) {
-        const dense_op_impl* p = impl(kind);
-        ASSERT_NE(p, nullptr);
-        const auto call = make_call(kind, src, dst, params);
-        ASSERT_EQ(p->supports(p->user, &call), 1u) << "supports() refused op kind " << kind;
-        const std::size_t logs = host_.logs.size();
-        ASSERT_EQ(run(p, call), DENSE_OK) << (host_.logs.size() > logs ? host_.logs.back().second : "");
-        ASSERT_EQ(host_.logs.size(), logs);
-    }
 
     // supports() says no, and a run anyway is refused with one log line containing `needle`.
     void refused(dense_op_kind kind, const std::vector<dense_tensor_view>& src,

@@ -611,15 +611,17 @@ void Lowering::rope_neox(const model::RecipeStep& s, const model::BoundLayer* la
         const int64_t len = elements_of(s.inputs[i]);
         require(len % d == 0, s, prefix(layer), "input '" + s.inputs[i] + "' is not whole heads");
         const BufferId x = use(s.inputs[i], "rope");
-        if (batch_token_ops())
+        if (batch_token_ops()) {
             emit(prefix(layer) + " rope(" + s.inputs[i] + ") (" + std::to_string(tokens_) + " tokens)", DENSE_OP_ROPE,
                  DENSE_TYPE_NONE, DENSE_TYPE_NONE,
                  {f32_tokens(x, d, len / d, 0, 0, len), i32_tokens(graph_.inputs.position)},
                  {f32_tokens(x, d, len / d, 0, 0, len)}, p, phase);
-        for (int64_t t = 0; t < tokens_ && !batch_token_ops(); ++t)
-            emit(prefix(layer) + " rope(" + s.inputs[i] + ")" + column(t), DENSE_OP_ROPE, DENSE_TYPE_NONE,
-                 DENSE_TYPE_NONE, {f32(x, d, len / d, t * len), i32(graph_.inputs.position, t)},
-                 {f32(x, d, len / d, t * len)}, p, phase);
+        } else {
+            for (int64_t t = 0; t < tokens_; ++t)
+                emit(prefix(layer) + " rope(" + s.inputs[i] + ")" + column(t), DENSE_OP_ROPE, DENSE_TYPE_NONE,
+                     DENSE_TYPE_NONE, {f32(x, d, len / d, t * len), i32(graph_.inputs.position, t)},
+                     {f32(x, d, len / d, t * len)}, p, phase);
+        }
         names_[s.outputs[i]] = x;  // rotated in place
         current_len_[s.outputs[i]] = len;
     }
