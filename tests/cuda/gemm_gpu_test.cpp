@@ -10,9 +10,10 @@
 //   - fresh seeded random weights and activations (never zeros); the GEMM's activation is the T
 //     columns quantized as one vector, each GEMV's the column quantized alone in its own buffer;
 //   - the float weights (their GEMM is the GEMV per column) at an aligned and an odd shape;
-//   - both GEMM kernels of the formats that have two: the tensor-core one (default; gemm_mma.cuh:
-//     IQ4_XS, IQ4_NL, Q4_K, Q5_K, Q6_K, Q8_0) and the dp4a one (DENSE_CUDA_GEMM=dp4a, read by the
-//     pack on every call), with T up to 64 and odd T (37: column groups of 16 with a short last one).
+//   - both GEMM kernels of every quantized format: the tensor-core one (default; gemm_mma.cuh, with
+//     its staged / unstaged / 32-column variants) and the dp4a one (DENSE_CUDA_GEMM=dp4a, read by
+//     the pack on every call), with T up to 64 and odd T (37: column groups of 16 with a short last
+//     one).
 // It prints the time of a GEMM of 16 columns against 16 GEMVs at each large shape (host clock).
 #include "cuda/gemv_test_support.hpp"
 #include "cuda/gpu_compare.hpp"

@@ -21,9 +21,9 @@ constexpr int32_t kPriority = 10;
 
 // The launchers of each weight format: its GEMM, and for the quantized ones the GEMV's, which runs a
 // GEMM of one column (the same bits, by the GEMV's own kernel). Null: no GEMM (nor GEMV) here.
-// The GEMM launchers of Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS take the tensor-core kernel
-// (kernels/gemm_mma.cuh) unless DENSE_CUDA_GEMM=dp4a or the weight is not aligned for its decoder;
-// Q2_K, Q3_K, IQ2_* and IQ3_* have no mma decoder yet and always run the dp4a GEMM (gemm_launch.cuh).
+// The GEMM launchers of every quantized format take the tensor-core kernel (kernels/gemm_mma.cuh)
+// unless DENSE_CUDA_GEMM=dp4a or the weight is not aligned for its decoder: then the dp4a GEMM
+// (gemm_launch.cuh).
 struct Launchers {
     GemmLauncher gemm = nullptr;
     GemvListLauncher gemv = nullptr;  // null for the float formats (their GEMM is their GEMV per column)

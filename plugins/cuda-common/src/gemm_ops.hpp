@@ -5,12 +5,11 @@
 //   aligned; F32 for float weights); dst: F32 {OUT, T}, column j at byte j * nb[1] (nb[1] >= 4 OUT, a
 //   multiple of 4), disjoint from both sources; params (optional) dense_gemv_params: accumulate.
 //   Registered for every weight format GEMV_Q is (gemv_ops.hpp), with the same activation type.
-// Column j is bit for bit what GEMV_Q of src0 on activation j alone writes: IQ4_XS, IQ4_NL, Q4_K,
-// Q5_K, Q6_K and Q8_0 run int8 tensor-core (mma.sync) tiles whose exact integer block sums get the
-// GEMV's float terms in the GEMV's order (kernels/gemm_mma.cuh; DENSE_CUDA_GEMM=dp4a picks the
-// kernel below instead), the other quantized formats the GEMV kernel with up to
-// tuning::kGemmColumns columns per pass (kernels/gemm_launch.cuh says why the order is the GEMV's),
-// T = 1 the GEMV's own launcher; the float formats run their GEMV once per
+// Column j is bit for bit what GEMV_Q of src0 on activation j alone writes: every quantized format
+// runs int8 tensor-core (mma.sync) tiles whose exact integer block sums get the GEMV's float terms in
+// the GEMV's order (kernels/gemm_mma.cuh); DENSE_CUDA_GEMM=dp4a, or a weight not aligned for the
+// decoder, picks the dp4a GEMM instead: the GEMV kernel with up to tuning::kGemmColumns columns per
+// pass (kernels/gemm_launch.cuh says why the order is the GEMV's); T = 1 runs the GEMV's own launcher; the float formats run their GEMV once per
 // column. A bad call is refused on the host (DENSE_E_INVALID_ARGUMENT, one log line, nothing
 // launched).
 #pragma once

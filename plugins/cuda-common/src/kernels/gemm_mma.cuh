@@ -1,9 +1,11 @@
 // The tensor-core GEMM_Q (int8 mma.sync): T Q8_32 activations against one quantized weight, every
 // column bit for bit what GEMV_Q of that activation alone writes (gemv_kernel.cuh), for the formats
-// that define an Mma decoder (gemm_<fmt>.cu). The others keep the dp4a GEMM of gemm_launch.cuh.
+// that define an Mma decoder (gemm_<fmt>.cu: every quantized format). A format without one would keep
+// the dp4a GEMM of gemm_launch.cuh, which DENSE_CUDA_GEMM=dp4a also selects.
 //
 // Why the bits can match: every format's GEMV term is a float expression of ONE exact integer sum
-// per 32-element activation block (or two per-16 sums: Q6_K), and mma.sync s8 x s8 -> s32 yields the
+// per 32-element activation block (or two per-16 sums: Q6_K, Q3_K, IQ2_XS, IQ2_S; or two sums of
+// different weight codes: Q2_K's scaled codes and mins), and mma.sync s8 x s8 -> s32 yields the
 // same exact integers (no rounding, no overflow at these magnitudes). So a warp decodes a 16-row
 // weight tile of one block to int8 (the A fragment, straight from global memory into registers),
 // multiplies it with the block's codes of 8 activations per n-tile (the B fragment), and applies the
@@ -41,6 +43,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 namespace dense::cuda::gemv {
 DENSE_GEMV_FLAVOR_BEGIN
@@ -101,6 +104,12 @@ __device__ __forceinline__ void mma_k16(int32_t (&c)[4], uint32_t a0, uint32_t a
 //     2u + k of the step: int8 codes of elements 4t..4t+3 (lo) and 16+4t..16+4t+3 (hi), and their
 //     Blk; nb = blocks the step has (8, fewer for a short last step: read block min(j, nb - 1)),
 //   float term(blk, s0, s1, da, sa): EXACTLY the Dot's expression for that block.
+// Optional, for a Dot whose term needs two integer sums of different weight codes (Q2_K: the scaled
+// codes' sum and the mins' sum against the same activation codes): kDualA = true, and unit takes
+// second A words lo2[2], hi2[2] after hi (before blk); the kernel then runs a second m16n8k32 with
+// them (kK16 must be false) and term gets its sum as s1. A format without kDualA is kDualA = false.
+// Codebooks (kTable a grid of IQ2_* / IQ3_*): copied into dynamic shared memory once per thread block
+// (after the staging slots), as the GEMV stages them; tables points there.
 // Activation staging (kStage): each warp copies the codes, d and s of its columns for the next step
 // into its own double-buffered shared-memory slot with cp.async while it computes the current one,
 // and the fragments are read from there. Read straight from global memory instead, the B fragments
@@ -123,6 +132,16 @@ __device__ __forceinline__ void cp_async4(void* smem_dst, const void* gmem_src) 
     const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(gmem_src) : "memory");
 }
+
+// Whether F declares kDualA = true (C++17: detection rather than a requires-expression).
+template <class F, class = void>
+struct MmaDualA {
+    static constexpr bool value = false;
+};
+template <class F>
+struct MmaDualA<F, std::void_t<decltype(F::kDualA)>> {
+    static constexpr bool value = F::kDualA;
+};
 
 // NT n-tiles of 8 columns per warp tile: 2 (16 columns, 2 blocks of 8 warps per SM) by default.
 template <class F, int NT, bool kStage>
@@ -151,8 +170,15 @@ __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(
         const uint8_t* pf = (t & 2 ? wb : wa) + static_cast<int64_t>(s_begin) * F::kStepBytes;
         asm volatile("prefetch.global.L2 [%0];" ::"l"(pf + (t & 1) * (F::kStepBytes - 1)));
     }
+    constexpr bool kDualA = MmaDualA<F>::value;
+    static_assert(!(kDualA && F::kK16), "a second A fragment set goes with one m16n8k32 per sum");
     IqTables tables;
-    stage_tables<F>(nullptr, tables);
+    if constexpr (table_bytes(F::kTable) > 0) {
+        stage_tables<F>(stage_smem + (kStage ? St::kSharedBytes : 0), tables);
+        __syncthreads();
+    } else {
+        stage_tables<F>(nullptr, tables);
+    }
     wait_for_producers();
     allow_consumers();
 
@@ -235,9 +261,15 @@ __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(
 #pragma unroll
             for (int u = 0; u < 4; ++u) {
                 uint32_t lo_a[2], hi_a[2], lo_b[2], hi_b[2];
+                [[maybe_unused]] uint32_t lo2_a[2], hi2_a[2], lo2_b[2], hi2_b[2];  // kDualA only
                 typename F::Blk ba[2], bb[2];
-                F::unit(sa_, ha, u, t, tables, nb, lo_a, hi_a, ba);
-                F::unit(sb_, hb, u, t, tables, nb, lo_b, hi_b, bb);
+                if constexpr (kDualA) {
+                    F::unit(sa_, ha, u, t, tables, nb, lo_a, hi_a, lo2_a, hi2_a, ba);
+                    F::unit(sb_, hb, u, t, tables, nb, lo_b, hi_b, lo2_b, hi2_b, bb);
+                } else {
+                    F::unit(sa_, ha, u, t, tables, nb, lo_a, hi_a, ba);
+                    F::unit(sb_, hb, u, t, tables, nb, lo_b, hi_b, bb);
+                }
 #pragma unroll
                 for (int k = 0; k < 2; ++k) {
                     const int b = 8 * s + 2 * u + k;
@@ -259,6 +291,10 @@ __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(
                         if constexpr (F::kK16) {
                             mma_k16(c0, a[0], a[1], b0);
                             mma_k16(c1, a[2], a[3], b1);
+                        } else if constexpr (kDualA) {
+                            const uint32_t a2[4] = {lo2_a[k], lo2_b[k], hi2_a[k], hi2_b[k]};
+                            mma_k32(c0, a, b0, b1);
+                            mma_k32(c1, a2, b0, b1);
                         } else {
                             mma_k32(c0, a, b0, b1);
                         }
@@ -275,7 +311,7 @@ __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(
                                 if constexpr (F::kNeedS) sa = cs[n][i & 1][b];
                             }
                             const typename F::Blk& bk = (i >> 1) ? bb[k] : ba[k];
-                            const float term = F::term(bk, c0[i], F::kK16 ? c1[i] : 0, da, sa);
+                            const float term = F::term(bk, c0[i], F::kK16 || kDualA ? c1[i] : 0, da, sa);
                             acc[u][n][i] = add(acc[u][n][i], term);
                         }
                     }
@@ -379,11 +415,12 @@ cudaError_t launch_gemm_mma(const GemmLaunch& g, cudaStream_t stream, bool stage
     const int64_t per_block = kMmaWarps / p.ks;
     const auto blocks = static_cast<unsigned>((p.n_vtiles + per_block - 1) / per_block);
     constexpr auto kStaged = gemm_mma_kernel<F, NT, true>;
-    constexpr int kBytes = MmaStage<NT>::kSharedBytes;
+    constexpr int kTableBytes = table_bytes(F::kTable);  // a codebook after the staging slots
+    constexpr int kBytes = MmaStage<NT>::kSharedBytes + kTableBytes;
     if (staged && staged_smem_ready<kStaged, kBytes>())
         (void)launch_chained(kStaged, blocks, kMmaThreads, kBytes, stream, p);
     else
-        (void)launch_chained(gemm_mma_kernel<F, NT, false>, blocks, kMmaThreads, 0, stream, p);
+        (void)launch_chained(gemm_mma_kernel<F, NT, false>, blocks, kMmaThreads, kTableBytes, stream, p);
     return cudaGetLastError();
 }
 
