@@ -512,6 +512,39 @@ TEST(GpuSession, BatchedPrefillLeavesTheSameBitsAsTokenByToken) {
 // The layer observer joins each layer's CPU rows and syncs the stream at every layer end; that must
 // change when the work runs, never what it computes. Both sessions run node by node (no capture), so
 // the only difference is the observer: logits bit for bit at every position, and the state after.
+// A split session with bus staging batches its prompts: every host row of a split weight streams
+// through the staging slots once per batched step and the GPU computes the whole weight (no CPU
+// part). Against an unsplit session's batched prefill the only difference is the K split of each
+// chunk's GEMM, which follows its rows (choose_ks), so the bar is the split's (~1e-6 relative per
+// GEMV): cosine >= 0.9999 for the hidden state and the next logits, the same argmax; the session's
+// following token steps (CPU rows again) stay as close.
+TEST(GpuSession, SplitSessionBatchesItsPromptThroughTheBus) {
+    REQUIRE_GPU(gpu);
+    for (const char* mix : {"seed-iq4", "q4_k"}) {
+        SCOPED_TRACE(mix);
+        const SynthFile f = synth_tiny(mix);
+        const Model& m = *f.model;
+        auto plain = session_on(m, *gpu, true, DENSE_TYPE_NONE, std::nullopt, 16);
+        auto split = split_session_on(m, *gpu, split_all_at(m, [](int64_t rows) { return rows / 2 / 8 * 8; }), true, 0.5);
+        ASSERT_GT(split->prefill_chunk(), 1) << split->prefill_note();
+        const auto vocab = static_cast<int32_t>(plain->n_vocab());
+        const auto prompt = random_prompt(53, vocab, 71);
+        plain->prefill(prompt);
+        split->prefill(prompt);
+        EXPECT_GT(split->batched_steps_run(), 0u);
+        EXPECT_EQ(split->position(), plain->position());
+        EXPECT_EQ(split->host_split_stats().jobs, 0u) << "a batched step has no CPU part";
+        EXPECT_GE(cosine(split->hidden(), plain->hidden()), 0.9999) << "hidden state after the prompt";
+        for (int32_t t : random_prompt(4, vocab, 72)) {
+            plain->step(t, true);
+            split->step(t, true);
+            EXPECT_GE(cosine(split->logits(), plain->logits()), 0.9999);
+            EXPECT_EQ(argmax(split->logits()), argmax(plain->logits()));
+        }
+        EXPECT_GT(split->host_split_stats().jobs, 0u) << "the token steps' CPU rows ran as host jobs";
+    }
+}
+
 TEST(GpuSession, RowSplitLayerObserverChangesNoResult) {
     REQUIRE_GPU(gpu);
     const SynthFile f = synth_tiny("seed-iq4");

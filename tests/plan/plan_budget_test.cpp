@@ -77,12 +77,13 @@ TEST(PlanBudget, AutoPrefillChunkStepsDownBeforeAnythingElse) {
         });
         EXPECT_EQ(noted, c.chunk != 64) << c.budget;
     }
-    // Below the smallest auto chunk's peak: over budget at chunk 16, and the split is planned from there.
+    // Below the smallest auto chunk's peak: over budget, and the bill (and a row split, which streams
+    // host rows once per batched step) stays at the default chunk.
     const auto over = judged_auto(p16 - 1);
     ASSERT_TRUE(over.verdict);
     EXPECT_FALSE(over.verdict->fits);
-    EXPECT_EQ(over.prefill_chunk, 16);
-    EXPECT_EQ(over.verdict->over, 1u);
+    EXPECT_EQ(over.prefill_chunk, 64);
+    EXPECT_EQ(over.verdict->over, p64 - (p16 - 1));
     // An explicit chunk is what the config asked for: never lowered.
     plan::PlanRequest fixed = absent_gpu(512);
     fixed.prefill_chunk = 64;

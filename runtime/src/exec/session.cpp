@@ -121,7 +121,8 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
 
     // The batched prefill step, where the session can batch and the packs have its ops (GEMM_Q):
     // built by the plan's rule (plan/prefill_graph.hpp), so the plan bills the same buffers.
-    prefill_chunk_ = plan::prefill_chunk_for(options.prefill_chunk, device.kind(), split != nullptr, &prefill_note_);
+    prefill_chunk_ =
+        plan::prefill_chunk_for(options.prefill_chunk, device.kind(), split != nullptr, bus_staging > 0, &prefill_note_);
     if (prefill_chunk_ > 1) build_batched_steps(model, spec, packs, options.device, go, buffers_);
     if (prefill_chunk_ == 1 && !prefill_note_.empty())
         spdlog::info("prompts run token by token: {}", prefill_note_);
@@ -159,8 +160,14 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
         for (int p = 0; p < 2; ++p)
             host_nodes_[p] = std::make_unique<HostNodes>(graph_[p], *memory_, *cpu_workers_, kernel_copy_.get());
     }
-    if (bus_staging > 0)
+    if (bus_staging > 0) {
         for (int p = 0; p < 2; ++p) bus_copies_[p] = std::make_unique<BusCopies>(graph_[p], *memory_);
+        for (BatchedStep& b : batched_)
+            for (int p = 0; p < 2; ++p)
+                if (std::any_of(b.graph[p].nodes.begin(), b.graph[p].nodes.end(),
+                                [](const graph::Node& n) { return n.bus_copy.bytes > 0; }))
+                    b.bus[p] = std::make_unique<BusCopies>(b.graph[p], *memory_);
+    }
     device_graph_ = options.device_graph && memory_->can_capture();
     logits_host_ = {static_cast<float*>(memory_->alloc_host(static_cast<uint64_t>(graph_[0].n_vocab) * 4)),
                     static_cast<size_t>(graph_[0].n_vocab)};
@@ -304,7 +311,7 @@ void Session::run_batch(BatchedStep& b, std::span<const int32_t> tokens, void* m
     hidden_fresh_ = false;
     try {
         memory_->to_device(b.inputs, io, (3 * t_count + 1) * sizeof(int32_t));
-        if (marks != nullptr)
+        if (marks != nullptr || b.bus[parity_])
             run_nodes(g, false, marks);
         else
             run_step(g, false, b.captured[parity_]);
@@ -359,10 +366,13 @@ HostSplitStats Session::host_split_stats() const {
 
 void Session::run_nodes(const graph::Graph& g, bool want_logits, void* marks) {
     size_t next_layer_end = 0;
-    // Only the token step has CPU parts and bus copies (a session with them never batches).
+    // Only the token step has CPU parts; it and the batched steps of a split session have bus copies.
     const bool token_step = &g == &graph_[0] || &g == &graph_[1];
     HostNodes* host = token_step ? host_nodes_[&g == &graph_[0] ? 0 : 1].get() : nullptr;
     BusCopies* bus = token_step ? bus_copies_[&g == &graph_[0] ? 0 : 1].get() : nullptr;
+    for (const BatchedStep& b : batched_)
+        for (int p = 0; p < 2 && bus == nullptr; ++p)
+            if (&g == &b.graph[p]) bus = b.bus[p].get();
     if (host != nullptr) host->begin_step();
     if (bus != nullptr) bus->begin_step(want_logits);
     if (marks != nullptr) memory_->record_mark(marks, 0);

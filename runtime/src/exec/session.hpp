@@ -157,6 +157,9 @@ private:
         std::vector<void*> buffers;  // one per graph buffer
         int32_t* inputs = nullptr;   // T tokens, T positions, T n_kv, status: adjacent
         void* captured[2] = {};      // [parity] device graphs, captured on first use
+        // A row split's host rows streamed through the bus staging (graph/step_lowering.cpp): such a
+        // step runs node by node (its copies read the file mapping, which a capture cannot).
+        std::unique_ptr<BusCopies> bus[2];
     };
 
     void step_with(int32_t token, bool want_logits, void* marks);

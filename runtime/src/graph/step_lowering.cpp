@@ -404,38 +404,44 @@ void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, co
     const int64_t rows = w.view.ne[1];
     const auto params = [&] { return accumulate ? params_bytes(dense_gemv_params{{}, 1, 0}) : std::vector<std::byte>{}; };
     const int64_t keep = options_.device_rows && t != nullptr ? options_.device_rows(t) : rows;
-    if (tokens_ > 1) {  // one GEMM_Q reads the weight once for all T columns
-        if (keep < rows || (options_.bus_rows && t != nullptr && options_.bus_rows(t) > 0))
-            throw Error(ErrorKind::Internal, "graph: a batched step cannot split '" + tensor_name(t) + "'");
-        emit(label, DENSE_OP_GEMM_Q, w.view.type, act, {w, xq}, {f32(y, rows, tokens_)}, params(), phase);
-        return;
-    }
-    if (keep >= rows) {
-        emit(label, DENSE_OP_GEMV_Q, w.view.type, act, {w, xq}, {f32(y, rows)}, params(), phase);
-        return;
-    }
-    if (keep < 0 || w.view.ne[2] != 1 || w.view.ne[3] != 1)
-        throw Error(ErrorKind::Internal, "graph: row split of '" + tensor_name(t) + "' at row " + std::to_string(keep) +
-                                             " of " + std::to_string(rows) + " is not a split of a 2-D GEMV weight");
-    // Rows [first, end) of the weight: ne[1] = the range's rows, data advanced by whole rows.
-    auto row_view = [&](const void* base, int64_t first, int64_t end) {
-        ViewRef r = w;
-        r.external_ptr = static_cast<const std::byte*>(base) + static_cast<uint64_t>(w.view.nb[1]) * first;
-        r.view.ne[1] = end - first;
-        contiguous_strides(r.view);
-        return r;
-    };
-    const int64_t bus = options_.bus_rows && options_.bus_source ? std::clamp<int64_t>(options_.bus_rows(t), 0, rows - keep) : 0;
-    const int64_t cpu_first = keep + bus;
+    const int64_t bus_rows = options_.bus_rows && t != nullptr ? options_.bus_rows(t) : 0;
     const auto range = [](int64_t first, int64_t end) {
         return "rows [" + std::to_string(first) + ", " + std::to_string(end) + ")";
     };
+    if (tokens_ > 1 && keep >= rows && bus_rows <= 0) {  // one GEMM_Q reads the weight once for all T columns
+        emit(label, DENSE_OP_GEMM_Q, w.view.type, act, {w, xq}, {f32(y, rows, tokens_)}, params(), phase);
+        return;
+    }
+    if (tokens_ == 1 && keep >= rows) {
+        emit(label, DENSE_OP_GEMV_Q, w.view.type, act, {w, xq}, {f32(y, rows)}, params(), phase);
+        return;
+    }
+    if (keep < 0 || keep > rows || w.view.ne[2] != 1 || w.view.ne[3] != 1)
+        throw Error(ErrorKind::Internal, "graph: row split of '" + tensor_name(t) + "' at row " + std::to_string(keep) +
+                                             " of " + std::to_string(rows) + " is not a split of a 2-D GEMV weight");
+    const int64_t bus = options_.bus_source ? std::clamp<int64_t>(bus_rows, 0, rows - keep) : 0;
+    const int64_t cpu_first = keep + bus;
+    if (tokens_ > 1) {
+        // A batched step streams every host row through the bus staging, once for its T columns: the
+        // device computes the whole weight (the copies, not the CPU, bound a prompt step: a CPU part
+        // would read its rows T times). The bus share comes from its page-locked copy, the rest
+        // straight from the file mapping.
+        if (keep > 0)
+            emit(label + " " + range(0, keep), DENSE_OP_GEMM_Q, w.view.type, act, {row_view(w, w.external_ptr, 0, keep), xq},
+                 {f32(y, keep, tokens_, 0, rows)}, params(), phase);
+        if (bus > 0)
+            emit_bus_chunks(label, t, w, xq, y, act, accumulate, phase, keep, keep + bus, options_.bus_source(t), keep, "");
+        if (cpu_first < rows)
+            emit_bus_chunks(label, t, w, xq, y, act, accumulate, phase, cpu_first, rows, t->data.data(), 0,
+                            " from the file");
+        return;
+    }
     // The CPU's rows come first: on a GPU the executor starts them on host threads (exec/host_nodes.hpp)
     // and the device's rows, next, run meanwhile. The CPU reads them from the file mapping, wherever
     // the device's copy lives.
     // Its activation and output views say CPU too: on a GPU the op sees host staging copies of them.
     if (cpu_first < rows) {
-        ViewRef cpu_w = row_view(t->data.data(), cpu_first, rows);
+        ViewRef cpu_w = row_view(w, t->data.data(), cpu_first, rows);
         ViewRef cpu_x = xq, cpu_y = f32(y, rows - cpu_first, 1, cpu_first);
         for (ViewRef* v : {&cpu_w, &cpu_x, &cpu_y}) {
             v->view.device_kind = DENSE_DEVICE_CPU;
@@ -448,31 +454,54 @@ void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, co
     }
     // The device's own rows first: they keep the GPU busy while the bus chunks' copies land.
     if (keep > 0)
-        emit(label + " " + range(0, keep), DENSE_OP_GEMV_Q, w.view.type, act, {row_view(w.external_ptr, 0, keep), xq},
+        emit(label + " " + range(0, keep), DENSE_OP_GEMV_Q, w.view.type, act, {row_view(w, w.external_ptr, 0, keep), xq},
              {f32(y, keep)}, params(), phase);
     // The device's share of the host rows: ordinary device GEMVs, one per chunk that fits a staging
     // slot, each reading its rows from the slot that a copy from page-locked host memory fills
     // beside the step (exec/bus_copies.hpp).
-    if (bus > 0) {
-        const auto& staging = options_.bus_staging;
-        const uint64_t row_bytes = static_cast<uint64_t>(w.view.nb[1]);
-        const int64_t chunk_rows = staging.slots == 0 || row_bytes == 0
-                                       ? 0
-                                       : static_cast<int64_t>(staging.slot_bytes / row_bytes) / kBusRowTile * kBusRowTile;
-        if (staging.base == nullptr || chunk_rows <= 0)
-            throw Error(ErrorKind::Internal, "graph: no bus staging slot holds " + std::to_string(kBusRowTile) +
-                                                 " rows of '" + tensor_name(t) + "'");
-        const auto* source = static_cast<const std::byte*>(options_.bus_source(t));
-        for (int64_t first = 0; first < bus; first += chunk_rows) {
-            const int64_t end = std::min(bus, first + chunk_rows);
-            const uint32_t slot = next_bus_slot_;
-            next_bus_slot_ = (next_bus_slot_ + 1) % staging.slots;
-            void* slot_data = static_cast<std::byte*>(staging.base) + staging.slot_bytes * slot;
-            emit(label + " " + range(keep + first, keep + end) + " copied over the bus", DENSE_OP_GEMV_Q, w.view.type,
-                 act, {row_view(slot_data, 0, end - first), xq}, {f32(y, end - first, 1, keep + first)}, params(), phase);
-            graph_.nodes.back().bus_copy = {source + row_bytes * static_cast<uint64_t>(first), slot_data,
-                                            row_bytes * static_cast<uint64_t>(end - first), slot};
-        }
+    if (bus > 0) emit_bus_chunks(label, t, w, xq, y, act, accumulate, phase, keep, keep + bus, options_.bus_source(t), keep, "");
+}
+
+// Rows [first, end) of the weight: ne[1] = the range's rows, data advanced by whole rows from `base`.
+ViewRef Lowering::row_view(const ViewRef& w, const void* base, int64_t first, int64_t end) {
+    ViewRef r = w;
+    r.external_ptr = static_cast<const std::byte*>(base) + static_cast<uint64_t>(w.view.nb[1]) * first;
+    r.view.ne[1] = end - first;
+    contiguous_strides(r.view);
+    return r;
+}
+
+// Rows [first, end) of weight t as device GEMVs (GEMMs in a batched step) on staging slots, one per
+// chunk that fits a slot, each carrying the copy that fills its slot (Node::bus_copy) from `source`,
+// where row `source_row` of the weight lies.
+void Lowering::emit_bus_chunks(const std::string& label, const gguf::TensorInfo* t, const ViewRef& w, const ViewRef& xq,
+                               BufferId y, dense_type_id act, bool accumulate, Phase phase, int64_t first, int64_t end,
+                               const void* source, int64_t source_row, const std::string& from) {
+    const int64_t rows = w.view.ne[1];
+    const auto& staging = options_.bus_staging;
+    const uint64_t row_bytes = static_cast<uint64_t>(w.view.nb[1]);
+    const int64_t chunk_rows = staging.slots == 0 || row_bytes == 0
+                                   ? 0
+                                   : static_cast<int64_t>(staging.slot_bytes / row_bytes) / kBusRowTile * kBusRowTile;
+    if (staging.base == nullptr || chunk_rows <= 0)
+        throw Error(ErrorKind::Internal, "graph: no bus staging slot holds " + std::to_string(kBusRowTile) + " rows of '" +
+                                             tensor_name(t) + "'");
+    const auto params = accumulate ? params_bytes(dense_gemv_params{{}, 1, 0}) : std::vector<std::byte>{};
+    const auto* src = static_cast<const std::byte*>(source);
+    for (int64_t a = first; a < end; a += chunk_rows) {
+        const int64_t b = std::min(end, a + chunk_rows);
+        const uint32_t slot = next_bus_slot_;
+        next_bus_slot_ = (next_bus_slot_ + 1) % staging.slots;
+        void* slot_data = static_cast<std::byte*>(staging.base) + staging.slot_bytes * slot;
+        const std::string what = label + " rows [" + std::to_string(a) + ", " + std::to_string(b) + ") copied over the bus" + from;
+        if (tokens_ > 1)
+            emit(what, DENSE_OP_GEMM_Q, w.view.type, act, {row_view(w, slot_data, 0, b - a), xq},
+                 {f32(y, b - a, tokens_, a, rows)}, params, phase);
+        else
+            emit(what, DENSE_OP_GEMV_Q, w.view.type, act, {row_view(w, slot_data, 0, b - a), xq}, {f32(y, b - a, 1, a)},
+                 params, phase);
+        graph_.nodes.back().bus_copy = {src + row_bytes * static_cast<uint64_t>(a - source_row), slot_data,
+                                        row_bytes * static_cast<uint64_t>(b - a), slot};
     }
 }
 

@@ -67,11 +67,18 @@ private:
     std::pair<BufferId, BufferId> state_banks(const std::string& state, int64_t layer, uint64_t bytes);
     ViewRef quantized_input(const std::string& name, int64_t n, dense_type_id act, Phase phase);
 
-    // A GEMV of `t` (view `w`) on `xq` into `y` from element 0 (accumulating when `accumulate`), as
-    // one node, or as a device node over the rows options_.device_rows keeps plus a CPU node over
-    // the rest (row views of the same weight writing the two halves of the output).
+    // A GEMV of `t` (view `w`) on `xq` into `y` from element 0 (accumulating when `accumulate`) —
+    // a GEMM_Q of T columns in a batched step — as one node, or split: a device node over the rows
+    // options_.device_rows keeps, device nodes over bus-copied chunks of the host rows, and (token
+    // step only) a CPU node over the rest; a batched step sends every host row over the bus.
     void emit_gemv(const std::string& label, const gguf::TensorInfo* t, const ViewRef& w, const ViewRef& xq,
                    BufferId y, dense_type_id act, bool accumulate, Phase phase);
+    // Rows [first, end) of t as device GEMVs/GEMMs on staging slots, each with the copy that fills
+    // its slot from `source` (where weight row `source_row` lies); `from` ends their labels.
+    void emit_bus_chunks(const std::string& label, const gguf::TensorInfo* t, const ViewRef& w, const ViewRef& xq,
+                         BufferId y, dense_type_id act, bool accumulate, Phase phase, int64_t first, int64_t end,
+                         const void* source, int64_t source_row, const std::string& from);
+    static ViewRef row_view(const ViewRef& w, const void* base, int64_t first, int64_t end);
     void emit(std::string label, dense_op_kind op, dense_type_id weight_type, dense_type_id act_type,
               std::vector<ViewRef> src, std::vector<ViewRef> dst, std::vector<std::byte> params, Phase phase);
     void wrote(BufferId b);

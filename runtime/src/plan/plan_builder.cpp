@@ -66,7 +66,9 @@ VramBill make_plan(const model::BoundModel& model, const model::ModelSpec& spec,
         split = &*request.row_split;
     }
     // The batched prefill graph the session would build (same rule, same graph).
-    const int64_t chunk = prefill_chunk_for(request.prefill_chunk, target.kind, split != nullptr && split->splits_any(), nullptr);
+    const bool splits = split != nullptr && split->splits_any();
+    const int64_t chunk = prefill_chunk_for(request.prefill_chunk, target.kind, splits,
+                                            bus_staging_bytes(request.bus_read_share, split) > 0, nullptr);
     const std::optional<graph::Graph> prefill = batched_graph(model, spec, go, chunk, packs, target.device, nullptr);
 
     std::optional<uint64_t> workspace;

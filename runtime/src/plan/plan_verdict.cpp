@@ -27,7 +27,9 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
     report.model = model_name;
     PlanRequest req = request;  // with `auto`, its prefill chunk may step down below
     const auto chunk_of = [](const PlanRequest& r) {
-        return prefill_chunk_for(r.prefill_chunk, r.target.kind, r.row_split && r.row_split->splits_any(), nullptr);
+        const Placement* split = r.row_split ? &*r.row_split : nullptr;
+        return prefill_chunk_for(r.prefill_chunk, r.target.kind, split != nullptr && split->splits_any(),
+                                 bus_staging_bytes(r.bus_read_share, split) > 0, nullptr);
     };
     report.bill = make_plan(model, spec, packs, req);
     report.prefill_chunk = chunk_of(req);
@@ -43,8 +45,9 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
             "measured on an H200) and other programs need room beside it when the budget is a card's whole memory");
     report.verdict = judge(report.bill, *budget);
     // `prefill_chunk: auto` over budget: smaller batched prompt steps (less scratch) before anything
-    // else gives way. Still over at the smallest, that one stays: the context search and the row
-    // split below start from the least the session can need.
+    // else gives way. Still over at the smallest, the default stays: a row split streams its host
+    // rows through the bus once per batched step, so there a long step pays most (the context
+    // search below still asks what the smallest chunk would hold).
     const bool auto_chunk = request.prefill_chunk < 0 && report.prefill_chunk > 1;
     const int64_t smallest_chunk = smallest_auto_prefill_chunk(request.target.kind);
     if (auto_chunk && !report.verdict->fits) {
@@ -55,10 +58,16 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
             report.prefill_chunk = c;
             report.verdict = judge(report.bill, *budget);
         }
-        if (report.verdict->fits)
+        if (report.verdict->fits) {
             report.bill.notes.push_back("prompts run " + std::to_string(report.prefill_chunk) +
                                         " tokens per batched step: at the default " + std::to_string(asked) +
                                         " the batched step's scratch does not fit (prefill_chunk: auto)");
+        } else {
+            req.prefill_chunk = request.prefill_chunk;
+            report.bill = make_plan(model, spec, packs, req);
+            report.prefill_chunk = asked;
+            report.verdict = judge(report.bill, *budget);
+        }
     }
     if (always_search_max_context || !report.verdict->fits) {
         const PeakAt peak_at = [&](int64_t n_ctx) {

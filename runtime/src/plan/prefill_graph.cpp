@@ -11,10 +11,12 @@ int64_t default_prefill_chunk(dense_device_kind kind) noexcept { return kind == 
 
 int64_t smallest_auto_prefill_chunk(dense_device_kind kind) noexcept { return kind == DENSE_DEVICE_CPU ? 1 : 16; }
 
-int64_t prefill_chunk_for(int64_t requested, dense_device_kind kind, bool split, std::string* why) {
+int64_t prefill_chunk_for(int64_t requested, dense_device_kind kind, bool split, bool bus_staging, std::string* why) {
     const int64_t chunk = requested < 0 ? default_prefill_chunk(kind) : std::max<int64_t>(requested, 1);
-    if (chunk > 1 && split) {
-        if (why != nullptr) *why = "the weights are split onto the CPU (its rows and the bus copies run per token)";
+    if (chunk > 1 && split && !bus_staging) {
+        if (why != nullptr)
+            *why = "the weights are split onto the CPU and bus_read_share is 0: no VRAM staging to stream the host "
+                   "rows through once per batched step";
         return 1;
     }
     return chunk;
