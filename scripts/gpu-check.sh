@@ -154,7 +154,7 @@ done
 # DENSE_BENCH_ARGS overrides the model bench flags (default "-p 512 -n 128 -d 0,8192,32768 -r 3");
 # DENSE_BENCH_AB=0 skips (c), DENSE_BENCH_AB_ENV=VAR=VALUE picks its switch; DENSE_PEER=0 skips (d); DENSE_PEER_ARGS replaces llama-bench's flags
 # (default: its script's own, pp512 + tg128, then tg64 at depth 8192 and 32768, 3 repetitions);
-# DENSE_BENCH_CPU_ROWS=0 skips (f); DENSE_PREFILL_CHUNKS (default "1 4 8 32", empty = skip): pp512 per
+# DENSE_BENCH_CPU_ROWS=0 skips (f); DENSE_PREFILL_CHUNKS (default "16 32 128", empty = skip): pp512 per
 # batched-prefill chunk (c2);
 # DENSE_PROFILE_STEPS (default 16, 0 = off): the model bench also times that many decode steps node
 # by node (`bench --profile`: time per op kind and tensor role, GEMV GB/s) -- Nsight Systems cannot
@@ -221,9 +221,9 @@ if [ "${DENSE_BENCH:-1}" != 0 ]; then
       fi
     fi
     # (c2) prompt processing per batched-prefill chunk (--prefill-chunk; 1 = token by token):
-    # DENSE_PREFILL_CHUNKS (default "1 4 8 32"; the run above used the default, 16; empty = skip),
+    # DENSE_PREFILL_CHUNKS (default "16 32 128"; the run above used the default, 64; empty = skip),
     # each a pp512 at depth 0, 3 repetitions.
-    for chunk in ${DENSE_PREFILL_CHUNKS-1 4 8 32}; do
+    for chunk in ${DENSE_PREFILL_CHUNKS-16 32 128}; do
       if "$carry/bin/dense-rt" -m "$model" --prefill-chunk "$chunk" bench -p 512 -n 0 -d 0 -r 3 \
           >"$logs/bench-27b-pp-chunk$chunk.md" 2>"$logs/bench-27b-pp-chunk$chunk.log"; then
         while IFS= read -r row; do bench_rows+=("prefill chunk $chunk 27b $row"); done < <(grep '^| pp' "$logs/bench-27b-pp-chunk$chunk.md")
