@@ -265,30 +265,37 @@ TEST(BatchedPrefill, CpuDefaultIsTokenByToken) {
 // split weight streams through the staging slots once per batched step (the share's rows from their
 // page-locked copy, the rest from the file mapping) and the device computes the whole weight. On
 // the CPU the "copy" is a memcpy and cpu-ref's GEMM is its GEMV per column, so the result is bit for
-// bit an unsplit session's token by token.
+// bit an unsplit session's token by token. Such a step costs the whole copy whatever its token
+// count, so the rest of a prompt uses only its batched steps of 8 tokens or more.
 TEST(BatchedPrefill, SplitSessionWithBusStagingStreamsHostRowsPerBatchedStep) {
     exec::SessionOptions o;
     o.n_ctx = 32;
     o.threads = 2;
-    o.prefill_chunk = 4;
+    o.prefill_chunk = 16;
     o.gemv_activation = DENSE_TYPE_Q8_32;
     o.row_split = split_all_at(tiny(), [](int64_t rows) { return rows / 2 / 8 * 8; });
     o.bus_read_share = 0.5;
     exec::Session split(tiny().bound, qwen35_spec(), cpu_ref_packs(), o);
-    ASSERT_EQ(split.prefill_chunk(), 4) << split.prefill_note();
-    EXPECT_EQ(split.prefill_step_sizes(), (std::vector<int64_t>{4, 2}));
+    ASSERT_EQ(split.prefill_chunk(), 16) << split.prefill_note();
+    EXPECT_EQ(split.prefill_step_sizes(), (std::vector<int64_t>{16, 8, 4, 2}));
     const auto plain = session(1, DENSE_TYPE_Q8_32, 32);
-    const std::vector<int32_t> ids = prompt(10);
+    std::vector<int32_t> ids = prompt(24);
     split.prefill(ids);
     plain->prefill(ids);
-    EXPECT_EQ(split.batched_steps_run(), 3u);  // 4 + 4 + 2
-    EXPECT_EQ(split.position(), 10);
+    EXPECT_EQ(split.batched_steps_run(), 2u);  // 16 + 8
+    EXPECT_EQ(split.position(), 24);
     EXPECT_EQ(split.host_split_stats().jobs, 0u) << "a batched step has no CPU part";
+    EXPECT_TRUE(split.snapshot_state() == plain->snapshot_state()) << "recurrent state differs";
+    ids = prompt(6);  // below 8 tokens: token by token (each with its CPU part)
+    split.prefill(ids);
+    plain->prefill(ids);
+    EXPECT_EQ(split.batched_steps_run(), 2u);
+    EXPECT_EQ(split.position(), 30);
+    EXPECT_GT(split.host_split_stats().jobs, 0u);
     EXPECT_TRUE(split.snapshot_state() == plain->snapshot_state()) << "recurrent state differs";
     split.step(9, true);
     plain->step(9, true);
     EXPECT_TRUE(same_bits({split.logits().begin(), split.logits().end()}, {plain->logits().begin(), plain->logits().end()}));
-    EXPECT_GT(split.host_split_stats().jobs, 0u) << "the token step's CPU rows ran as host jobs";
 }
 
 TEST(BatchedPrefill, RowSplitSessionPrefillsTokenByTokenAndSaysWhy) {

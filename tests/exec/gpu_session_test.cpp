@@ -528,9 +528,9 @@ TEST(GpuSession, SplitSessionBatchesItsPromptThroughTheBus) {
         auto split = split_session_on(m, *gpu, split_all_at(m, [](int64_t rows) { return rows / 2 / 8 * 8; }), true, 0.5);
         ASSERT_GT(split->prefill_chunk(), 1) << split->prefill_note();
         const auto vocab = static_cast<int32_t>(plain->n_vocab());
-        // 52 tokens: whole batched steps at the split's chunk (64: 32 + 16 + 4) and at the plain
-        // session's (16: 3 x 16 + 4), no token step whose CPU part would count a host job.
-        const auto prompt = random_prompt(52, vocab, 71);
+        // 48 tokens: whole batched steps at the split's chunk (64: 32 + 16) and at the plain
+        // session's (16: 3 x 16), no token step whose CPU part would count a host job.
+        const auto prompt = random_prompt(48, vocab, 71);
         plain->prefill(prompt);
         split->prefill(prompt);
         EXPECT_GT(split->batched_steps_run(), 0u);

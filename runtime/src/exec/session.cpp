@@ -291,10 +291,20 @@ void Session::prefill(std::span<const int32_t> tokens) {
     check_prompt(tokens);
     size_t i = 0;
     if (!observer_)  // the layer observer sees every token: token by token then
-        for (BatchedStep& b : batched_)
+        for (BatchedStep& b : batched_) {
+            if (!batched_tail_pays(b)) continue;
             for (const auto t = static_cast<size_t>(b.tokens); tokens.size() - i >= t; i += t)
                 run_batch(b, tokens.subspan(i, t));
+        }
     for (; i < tokens.size(); ++i) step(tokens[i], false);
+}
+
+// A split session's batched step streams every host row over the bus whatever its token count, so
+// its cost is nearly fixed: on the H200 at 7880MiB ~0.55 s against ~0.1 s for a token step
+// (docs/perf-notes.md, session 15). Below kMinStreamedTailStep tokens the tail's batched steps cost
+// more than its tokens one by one; the full chunk always runs batched.
+bool Session::batched_tail_pays(const BatchedStep& b) const {
+    return &b == &batched_.front() || !b.bus[0] || b.tokens >= kMinStreamedTailStep;
 }
 
 void Session::run_batch(BatchedStep& b, std::span<const int32_t> tokens, void* marks) {

@@ -96,7 +96,8 @@ public:
     // logits runs): whole chunks of prefill_chunk() tokens as one batched step each, then what is
     // left in batched steps of the powers of two below the chunk, largest first (a 16-token chunk
     // leaves at most 15 = 8 + 4 + 2 + 1: three batched steps and one token step, not 15 token
-    // steps). Every id is checked and the context is checked to hold them all before anything
+    // steps; a split session, whose batched steps each stream the host rows, uses those of 8 tokens
+    // or more only). Every id is checked and the context is checked to hold them all before anything
     // runs (Usage errors). Each batched step commits like a step; on an error the session is left
     // at the last committed step, which position() tells.
     void prefill(std::span<const int32_t> tokens);
@@ -165,6 +166,9 @@ private:
     void step_with(int32_t token, bool want_logits, void* marks);
     // Usage errors for a prompt id out of range or a prompt that does not fit the context.
     void check_prompt(std::span<const int32_t> tokens) const;
+    // Whether prefill() uses batched step `b` for the rest of a prompt (see session.cpp).
+    static constexpr int64_t kMinStreamedTailStep = 8;
+    bool batched_tail_pays(const BatchedStep& b) const;
     // One batched prefill step of b.tokens tokens (node by node with `marks`, for a profile).
     void run_batch(BatchedStep& b, std::span<const int32_t> tokens, void* marks = nullptr);
     // The time of every node of `g` between the timing marks of a run with marks.
