@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <utility>
 #include <map>
 #include <cmath>
 #include <optional>
@@ -514,13 +515,16 @@ TEST(GpuSession, BatchedPrefillLeavesTheSameBitsAsTokenByToken) {
 // the only difference is the observer: logits bit for bit at every position, and the state after.
 // A split session with bus staging batches its prompts: every host row of a split weight streams
 // through the staging slots once per batched step and the GPU computes the whole weight (no CPU
-// part). Against an unsplit session's batched prefill the only difference is the K split of each
-// chunk's GEMM, which follows its rows (choose_ks), so the bar is the split's (~1e-6 relative per
-// GEMV): cosine >= 0.9999 for the hidden state and the next logits, the same argmax; the session's
-// following token steps (CPU rows again) stay as close.
+// part). Against an unsplit session's batched prefill the differences are the K split of each chunk's
+// GEMM, which follows its rows (choose_ks), and, in the token steps after the prompt, the CPU rows'
+// summation order: the split's own bars (RowSplitMatchesTheUnsplitStep says why quantized weights
+// get 0.99: the activation quantizer flips a code now and then). Measured on the H200 (session 15):
+// hidden state and 4 logits at cosine >= 0.99987 for seed-iq4, >= 0.9999 for q4_k, every argmax
+// the same.
 TEST(GpuSession, SplitSessionBatchesItsPromptThroughTheBus) {
     REQUIRE_GPU(gpu);
-    for (const char* mix : {"seed-iq4", "q4_k"}) {
+    const std::pair<const char*, double> mixes[] = {{"seed-iq4", 0.99}, {"q4_k", 0.9999}};
+    for (const auto& [mix, bar] : mixes) {
         SCOPED_TRACE(mix);
         const SynthFile f = synth_tiny(mix);
         const Model& m = *f.model;
@@ -533,14 +537,14 @@ TEST(GpuSession, SplitSessionBatchesItsPromptThroughTheBus) {
         const auto prompt = random_prompt(48, vocab, 71);
         plain->prefill(prompt);
         split->prefill(prompt);
-        EXPECT_GT(split->batched_steps_run(), 0u);
+        EXPECT_EQ(split->batched_steps_run(), 2u);
         EXPECT_EQ(split->position(), plain->position());
         EXPECT_EQ(split->host_split_stats().jobs, 0u) << "a batched step has no CPU part";
-        EXPECT_GE(cosine(split->hidden(), plain->hidden()), 0.9999) << "hidden state after the prompt";
+        EXPECT_GE(cosine(split->hidden(), plain->hidden()), bar) << "hidden state after the prompt";
         for (int32_t t : random_prompt(4, vocab, 72)) {
             plain->step(t, true);
             split->step(t, true);
-            EXPECT_GE(cosine(split->logits(), plain->logits()), 0.9999);
+            EXPECT_GE(cosine(split->logits(), plain->logits()), bar);
             EXPECT_EQ(argmax(split->logits()), argmax(plain->logits()));
         }
         EXPECT_GT(split->host_split_stats().jobs, 0u) << "the token steps' CPU rows ran as host jobs";
