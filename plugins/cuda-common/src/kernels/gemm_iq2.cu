@@ -33,19 +33,12 @@ __device__ __forceinline__ Iq2Blk iq2_blk(float dq, uint32_t sbyte) {
     return {dq, static_cast<int32_t>(2u * (sbyte & 15u) + 1u), static_cast<int32_t>(2u * (sbyte >> 4) + 1u)};
 }
 
-__device__ __forceinline__ float iq2_term(const Iq2Blk& b, int32_t s0, int32_t s1, float da) {
-    return mul(mul(b.dq, da), to_f(b.ls0 * s0 + b.ls1 * s1));
-}
-
-// IQ2_XS: 74 bytes = fp16 d @0, u16 qs[32] @2 (9-bit grid index | 7 parity-completed sign bits << 9;
-// group l of sub-block ib at 2 + 8 ib + 2 l), scales[8] @66.
-struct IQ2_XSMma {
-    static constexpr int kStepBytes = 74;
+// What the two IQ2 decoders share: flags, the per-row mul(d, 0.125f), the block and its term.
+struct Iq2MmaCommon {
     static constexpr int kAlign = 2;
     static constexpr bool kK16 = true;
     static constexpr bool kNeedS = false;
     static constexpr bool kPartialSteps = false;
-    static constexpr IqTable kTable = IqTable::Iq2xsGrid;
     struct Row {
         float dq;
     };
@@ -53,6 +46,16 @@ struct IQ2_XSMma {
     __device__ __forceinline__ static Row head(const uint8_t* step) {
         return {mul(half_to_float(*reinterpret_cast<const uint16_t*>(step)), 0.125f)};
     }
+    __device__ __forceinline__ static float term(const Blk& b, int32_t s0, int32_t s1, float da, float) {
+        return mul(mul(b.dq, da), to_f(b.ls0 * s0 + b.ls1 * s1));
+    }
+};
+
+// IQ2_XS: 74 bytes = fp16 d @0, u16 qs[32] @2 (9-bit grid index | 7 parity-completed sign bits << 9;
+// group l of sub-block ib at 2 + 8 ib + 2 l), scales[8] @66.
+struct IQ2_XSMma : Iq2MmaCommon {
+    static constexpr int kStepBytes = 74;
+    static constexpr IqTable kTable = IqTable::Iq2xsGrid;
     __device__ __forceinline__ static void unit(const uint8_t* step, const Row& r, int u, int t, const IqTables& tb, int,
                                                 uint32_t (&lo)[2], uint32_t (&hi)[2], Blk (&bk)[2]) {
         const int l = t >> 1;
@@ -67,28 +70,14 @@ struct IQ2_XSMma {
             bk[k] = iq2_blk(r.dq, byte_of(scales, k));
         }
     }
-    __device__ __forceinline__ static float term(const Blk& b, int32_t s0, int32_t s1, float da, float) {
-        return iq2_term(b, s0, s1, da);
-    }
 };
 
 // IQ2_S: 82 bytes = fp16 d @0, qs[32] @2 (low 8 index bits; group l of sub-block ib at 2 + 4 ib + l),
 // signs[32] @34 (same order), qh[8] @66 (bits 2l, 2l + 1 of qh[ib]: group l's index bits 8, 9),
 // scales[8] @74.
-struct IQ2_SMma {
+struct IQ2_SMma : Iq2MmaCommon {
     static constexpr int kStepBytes = 82;
-    static constexpr int kAlign = 2;
-    static constexpr bool kK16 = true;
-    static constexpr bool kNeedS = false;
-    static constexpr bool kPartialSteps = false;
     static constexpr IqTable kTable = IqTable::Iq2sGrid;
-    struct Row {
-        float dq;
-    };
-    using Blk = Iq2Blk;
-    __device__ __forceinline__ static Row head(const uint8_t* step) {
-        return {mul(half_to_float(*reinterpret_cast<const uint16_t*>(step)), 0.125f)};
-    }
     __device__ __forceinline__ static void unit(const uint8_t* step, const Row& r, int u, int t, const IqTables& tb, int,
                                                 uint32_t (&lo)[2], uint32_t (&hi)[2], Blk (&bk)[2]) {
         const int l = t >> 1;
@@ -106,9 +95,6 @@ struct IQ2_SMma {
             hi[k] = iq2_signed_half(tb, i2, sg[2 + l], t);
             bk[k] = iq2_blk(r.dq, byte_of(scales, k));
         }
-    }
-    __device__ __forceinline__ static float term(const Blk& b, int32_t s0, int32_t s1, float da, float) {
-        return iq2_term(b, s0, s1, da);
     }
 };
 
