@@ -38,6 +38,11 @@ void contiguous_strides(dense_tensor_view& v) {
     v.nb[3] = v.nb[2] * v.ne[2];
 }
 
+// "rows [first, end)", for the labels of a split weight's nodes.
+std::string row_range(int64_t first, int64_t end) {
+    return "rows [" + std::to_string(first) + ", " + std::to_string(end) + ")";
+}
+
 std::string step_where(const model::RecipeStep& step, const std::string& prefix) {
     return "recipe step '" + step.op + "'" + (prefix.empty() ? "" : " of " + prefix);
 }
@@ -405,9 +410,6 @@ void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, co
     const auto params = [&] { return accumulate ? params_bytes(dense_gemv_params{{}, 1, 0}) : std::vector<std::byte>{}; };
     const int64_t keep = options_.device_rows && t != nullptr ? options_.device_rows(t) : rows;
     const int64_t bus_rows = options_.bus_rows && t != nullptr ? options_.bus_rows(t) : 0;
-    const auto range = [](int64_t first, int64_t end) {
-        return "rows [" + std::to_string(first) + ", " + std::to_string(end) + ")";
-    };
     if (tokens_ > 1 && keep >= rows && bus_rows <= 0) {  // one GEMM_Q reads the weight once for all T columns
         emit(label, DENSE_OP_GEMM_Q, w.view.type, act, {w, xq}, {f32(y, rows, tokens_)}, params(), phase);
         return;
@@ -427,12 +429,12 @@ void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, co
         // would read its rows T times). The bus share comes from its page-locked copy, the rest
         // straight from the file mapping.
         if (keep > 0)
-            emit(label + " " + range(0, keep), DENSE_OP_GEMM_Q, w.view.type, act, {row_view(w, w.external_ptr, 0, keep), xq},
+            emit(label + " " + row_range(0, keep), DENSE_OP_GEMM_Q, w.view.type, act, {row_view(w, w.external_ptr, 0, keep), xq},
                  {f32(y, keep, tokens_, 0, rows)}, params(), phase);
         if (bus > 0)
-            emit_bus_chunks(label, t, w, xq, y, act, accumulate, phase, keep, keep + bus, options_.bus_source(t), keep, "");
+            emit_bus_chunks(label, t, w, xq, y, act, params(), phase, keep, keep + bus, options_.bus_source(t), keep, "");
         if (cpu_first < rows)
-            emit_bus_chunks(label, t, w, xq, y, act, accumulate, phase, cpu_first, rows, t->data.data(), 0,
+            emit_bus_chunks(label, t, w, xq, y, act, params(), phase, cpu_first, rows, t->data.data(), 0,
                             " from the file");
         return;
     }
@@ -447,19 +449,19 @@ void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, co
             v->view.device_kind = DENSE_DEVICE_CPU;
             v->view.device_index = 0;
         }
-        emit(label + " " + range(cpu_first, rows) + " on the cpu", DENSE_OP_GEMV_Q, w.view.type, act, {cpu_w, cpu_x},
+        emit(label + " " + row_range(cpu_first, rows) + " on the cpu", DENSE_OP_GEMV_Q, w.view.type, act, {cpu_w, cpu_x},
              {cpu_y}, params(), phase);
         graph_.nodes.back().key.device = DENSE_DEVICE_CPU;
         graph_.nodes.back().split_cpu_part = true;
     }
     // The device's own rows first: they keep the GPU busy while the bus chunks' copies land.
     if (keep > 0)
-        emit(label + " " + range(0, keep), DENSE_OP_GEMV_Q, w.view.type, act, {row_view(w, w.external_ptr, 0, keep), xq},
+        emit(label + " " + row_range(0, keep), DENSE_OP_GEMV_Q, w.view.type, act, {row_view(w, w.external_ptr, 0, keep), xq},
              {f32(y, keep)}, params(), phase);
     // The device's share of the host rows: ordinary device GEMVs, one per chunk that fits a staging
     // slot, each reading its rows from the slot that a copy from page-locked host memory fills
     // beside the step (exec/bus_copies.hpp).
-    if (bus > 0) emit_bus_chunks(label, t, w, xq, y, act, accumulate, phase, keep, keep + bus, options_.bus_source(t), keep, "");
+    if (bus > 0) emit_bus_chunks(label, t, w, xq, y, act, params(), phase, keep, keep + bus, options_.bus_source(t), keep, "");
 }
 
 // Rows [first, end) of the weight: ne[1] = the range's rows, data advanced by whole rows from `base`.
@@ -475,8 +477,9 @@ ViewRef Lowering::row_view(const ViewRef& w, const void* base, int64_t first, in
 // chunk that fits a slot, each carrying the copy that fills its slot (Node::bus_copy) from `source`,
 // where row `source_row` of the weight lies.
 void Lowering::emit_bus_chunks(const std::string& label, const gguf::TensorInfo* t, const ViewRef& w, const ViewRef& xq,
-                               BufferId y, dense_type_id act, bool accumulate, Phase phase, int64_t first, int64_t end,
-                               const void* source, int64_t source_row, const std::string& from) {
+                               BufferId y, dense_type_id act, const std::vector<std::byte>& params, Phase phase,
+                               int64_t first, int64_t end, const void* source, int64_t source_row,
+                               const std::string& from) {
     const int64_t rows = w.view.ne[1];
     const auto& staging = options_.bus_staging;
     const uint64_t row_bytes = static_cast<uint64_t>(w.view.nb[1]);
@@ -486,14 +489,13 @@ void Lowering::emit_bus_chunks(const std::string& label, const gguf::TensorInfo*
     if (staging.base == nullptr || chunk_rows <= 0)
         throw Error(ErrorKind::Internal, "graph: no bus staging slot holds " + std::to_string(kBusRowTile) + " rows of '" +
                                              tensor_name(t) + "'");
-    const auto params = accumulate ? params_bytes(dense_gemv_params{{}, 1, 0}) : std::vector<std::byte>{};
     const auto* src = static_cast<const std::byte*>(source);
     for (int64_t a = first; a < end; a += chunk_rows) {
         const int64_t b = std::min(end, a + chunk_rows);
         const uint32_t slot = next_bus_slot_;
         next_bus_slot_ = (next_bus_slot_ + 1) % staging.slots;
         void* slot_data = static_cast<std::byte*>(staging.base) + staging.slot_bytes * slot;
-        const std::string what = label + " rows [" + std::to_string(a) + ", " + std::to_string(b) + ") copied over the bus" + from;
+        const std::string what = label + " " + row_range(a, b) + " copied over the bus" + from;
         if (tokens_ > 1)
             emit(what, DENSE_OP_GEMM_Q, w.view.type, act, {row_view(w, slot_data, 0, b - a), xq},
                  {f32(y, b - a, tokens_, a, rows)}, params, phase);

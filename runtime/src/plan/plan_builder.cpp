@@ -24,6 +24,12 @@ dense_type_id assumed_gpu_activation(dense_type_id weight) {
     return float_weight ? DENSE_TYPE_F32 : DENSE_TYPE_Q8_32;
 }
 
+int64_t request_prefill_chunk(const PlanRequest& request) {
+    const Placement* split = request.row_split ? &*request.row_split : nullptr;
+    return prefill_chunk_for(request.prefill_chunk, request.target.kind, split != nullptr && split->splits_any(),
+                             bus_staging_bytes(request.bus_read_share, split) > 0, nullptr);
+}
+
 VramBill make_plan(const model::BoundModel& model, const model::ModelSpec& spec, const packs::PackManager* packs,
                    const PlanRequest& request) {
     const PlanTarget& target = request.target;
@@ -66,9 +72,7 @@ VramBill make_plan(const model::BoundModel& model, const model::ModelSpec& spec,
         split = &*request.row_split;
     }
     // The batched prefill graph the session would build (same rule, same graph).
-    const bool splits = split != nullptr && split->splits_any();
-    const int64_t chunk = prefill_chunk_for(request.prefill_chunk, target.kind, splits,
-                                            bus_staging_bytes(request.bus_read_share, split) > 0, nullptr);
+    const int64_t chunk = request_prefill_chunk(request);
     const std::optional<graph::Graph> prefill = batched_graph(model, spec, go, chunk, packs, target.device, nullptr);
 
     std::optional<uint64_t> workspace;

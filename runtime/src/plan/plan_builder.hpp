@@ -49,6 +49,10 @@ struct PlanRequest {
     int64_t prefill_chunk = -1;
 };
 
+// Prompt tokens per batched step of the session `request` describes (plan/prefill_graph.hpp,
+// prefill_chunk_for: 1 for a row split without bus staging).
+int64_t request_prefill_chunk(const PlanRequest& request);
+
 // `packs` may be null when target.device is empty. Throws dense::Error: Config for a bad context or
 // KV type, Model when the graph cannot be built, Pack when the device's packs lack an op.
 VramBill make_plan(const model::BoundModel& model, const model::ModelSpec& spec, const packs::PackManager* packs,

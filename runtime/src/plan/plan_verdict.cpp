@@ -26,13 +26,8 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
     PlanReport report;
     report.model = model_name;
     PlanRequest req = request;  // with `auto`, its prefill chunk may step down below
-    const auto chunk_of = [](const PlanRequest& r) {
-        const Placement* split = r.row_split ? &*r.row_split : nullptr;
-        return prefill_chunk_for(r.prefill_chunk, r.target.kind, split != nullptr && split->splits_any(),
-                                 bus_staging_bytes(r.bus_read_share, split) > 0, nullptr);
-    };
     report.bill = make_plan(model, spec, packs, req);
-    report.prefill_chunk = chunk_of(req);
+    report.prefill_chunk = request_prefill_chunk(req);
     if (!budget) return report;
     report.budget = budget;
     if (!budget->device_free_memory && request.target.kind != DENSE_DEVICE_CPU)
