@@ -285,6 +285,9 @@ TEST(BatchedPrefill, SplitSessionWithBusStagingStreamsHostRowsPerBatchedStep) {
     EXPECT_EQ(split.batched_steps_run(), 2u);  // 16 + 8
     EXPECT_EQ(split.position(), 24);
     EXPECT_EQ(split.host_split_stats().jobs, 0u) << "a batched step has no CPU part";
+    // The rows from the file mapping went through the bounce buffers (exec/bounce_buffers.hpp).
+    const uint64_t bounced = split.bounced_bytes();
+    EXPECT_GT(bounced, 0u);
     EXPECT_TRUE(split.snapshot_state() == plain->snapshot_state()) << "recurrent state differs";
     ids = prompt(6);  // below 8 tokens: token by token (each with its CPU part)
     split.prefill(ids);
@@ -292,6 +295,7 @@ TEST(BatchedPrefill, SplitSessionWithBusStagingStreamsHostRowsPerBatchedStep) {
     EXPECT_EQ(split.batched_steps_run(), 2u);
     EXPECT_EQ(split.position(), 30);
     EXPECT_GT(split.host_split_stats().jobs, 0u);
+    EXPECT_EQ(split.bounced_bytes(), bounced) << "a token step copies nothing from the file mapping";
     EXPECT_TRUE(split.snapshot_state() == plain->snapshot_state()) << "recurrent state differs";
     split.step(9, true);
     plain->step(9, true);

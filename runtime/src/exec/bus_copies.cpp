@@ -20,15 +20,17 @@ unsigned copy_streams() { return static_cast<unsigned>(env_whole_number("DENSE_B
 
 }  // namespace
 
-BusCopies::BusCopies(const graph::Graph& g, DeviceMemory& memory)
-    : memory_(memory), piece_bytes_(copy_piece_bytes()), streams_(copy_streams()) {
+BusCopies::BusCopies(const graph::Graph& g, DeviceMemory& memory, BounceBuffers* bounce)
+    : memory_(memory), bounce_(bounce), piece_bytes_(copy_piece_bytes()), streams_(copy_streams()) {
     index_of_.assign(g.nodes.size(), -1);
     for (size_t i = 0; i < g.nodes.size(); ++i) {
         const auto& b = g.nodes[i].bus_copy;
         if (b.bytes == 0) continue;
         index_of_[i] = static_cast<int64_t>(copies_.size());
         copies_.push_back({i, b.source, b.slot_data, b.bytes, b.slot, g.nodes[i].phase == graph::Phase::LogitsOnly,
-                           nullptr, nullptr});
+                           b.pageable, nullptr, nullptr});
+        if (bounce_ != nullptr && b.pageable && b.bytes > bounce_->buffer_bytes())
+            throw Error(ErrorKind::Internal, "bus copies: node '" + g.nodes[i].label + "' copies more than a bounce buffer holds");
         bytes_per_step_ += b.bytes;
     }
     if (copies_.empty()) return;
@@ -70,10 +72,16 @@ void BusCopies::enqueue_allowed() {
         void* side = memory_.side_stream(static_cast<unsigned>(enqueued_ % streams_));
         if (previous_reader_[enqueued_] >= 0)
             memory_.wait_event(side, copies_[active_[static_cast<size_t>(previous_reader_[enqueued_])]].consumed);
-        // In pieces of piece_bytes_ (by default a whole slot: one copy per chunk).
-        for (uint64_t at = 0; at < c.bytes; at += piece_bytes_)
-            memory_.to_device_on(side, static_cast<std::byte*>(c.slot_data) + at, static_cast<const std::byte*>(c.source) + at,
-                                 std::min(piece_bytes_, c.bytes - at));
+        if (c.pageable && bounce_ != nullptr) {
+            // May wait for an earlier copy from the same bounce buffer: enqueued already, after the
+            // reader it waits for, so it finishes without anything this thread has yet to enqueue.
+            bounce_->copy(side, c.slot_data, c.source, c.bytes);
+        } else {
+            // In pieces of piece_bytes_ (by default a whole slot: one copy per chunk).
+            for (uint64_t at = 0; at < c.bytes; at += piece_bytes_)
+                memory_.to_device_on(side, static_cast<std::byte*>(c.slot_data) + at,
+                                     static_cast<const std::byte*>(c.source) + at, std::min(piece_bytes_, c.bytes - at));
+        }
         memory_.record_event(c.copied, side);
         ++enqueued_;
     }

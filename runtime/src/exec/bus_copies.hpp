@@ -16,8 +16,14 @@
 // stream once (so the copies of a captured step join its capture, and never overwrite a slot an
 // earlier step may still read); every copy is waited for by its reader, so the side stream has
 // nothing left over when the step ends.
+//
+// A copy whose source is pageable (Node::BusCopy::pageable: the file mapping, in a split session's
+// batched steps) goes through `bounce` when one is given (exec/bounce_buffers.hpp): the workers copy
+// it into a page-locked buffer first, on the thread that enqueues it, which may then wait for an
+// earlier copy; so a BusCopies with bounce buffers must run uncaptured.
 #pragma once
 
+#include "exec/bounce_buffers.hpp"
 #include "exec/device_memory.hpp"
 #include "graph/graph.hpp"
 
@@ -30,8 +36,9 @@ namespace dense::exec {
 class BusCopies {
 public:
     // Takes every node of `g` with a bus copy. Throws dense::Error(Device) when `memory` cannot copy
-    // beside the step (a pack before ABI 1.6).
-    BusCopies(const graph::Graph& g, DeviceMemory& memory);
+    // beside the step (a pack before ABI 1.6). Pageable copies go through `bounce` where it is not
+    // null (it must outlive this), else straight from their source.
+    BusCopies(const graph::Graph& g, DeviceMemory& memory, BounceBuffers* bounce = nullptr);
 
     bool is_staged(size_t node) const { return index_of_.size() > node && index_of_[node] >= 0; }
     // The nodes that run this step (LogitsOnly ones only with logits). Enqueues the fork and the
@@ -53,12 +60,14 @@ private:
         uint64_t bytes;
         uint32_t slot;
         bool logits_only;
+        bool pageable;
         void* copied;
         void* consumed;
     };
     void enqueue_allowed();
 
     DeviceMemory& memory_;
+    BounceBuffers* bounce_;
     uint64_t piece_bytes_;           // copies go in pieces of at most this
     unsigned streams_;               // side streams the copies take turns on
     std::vector<Copy> copies_;       // in graph order

@@ -4,6 +4,7 @@
 #include "core/units.hpp"
 #include "plan/allocation_size.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <new>
@@ -53,6 +54,16 @@ public:
     bool can_overlap_copies() const noexcept override { return true; }
     void* create_event() override { return &event_token_; }
     void to_device_on(void*, void* dst, const void* src, uint64_t bytes) override { std::memcpy(dst, src, bytes); }
+    bool can_signal_host_from_side() const noexcept override { return true; }
+    void write_word_on(void*, const void* word, uint32_t value) override {
+        std::atomic_ref<uint32_t>(*static_cast<uint32_t*>(const_cast<void*>(word))).store(value, std::memory_order_release);
+    }
+    // Only for such words: can_map_host() stays false, since no kernel reads host memory over a bus here.
+    std::pair<void*, void*> alloc_host_mapped(uint64_t bytes) override {
+        void* p = alloc_host(bytes);
+        std::memset(p, 0, bytes);
+        return {p, p};
+    }
     // CPU ops run synchronously inside their call, so a mark is just the time it is recorded.
     bool can_time() const noexcept override { return true; }
     void* create_marks(uint32_t count) override { return new std::vector<Clock::time_point>(count); }
@@ -171,6 +182,10 @@ public:
     }
     void wait_word(const void* device_word, uint32_t value) override {
         check(api_.stream_wait_u32(user_, index_, stream_, device_word, value), "waiting for a word in host memory");
+    }
+    bool can_signal_host_from_side() const noexcept override { return can_signal_host() && can_overlap_copies(); }
+    void write_word_on(void* on_stream, const void* device_word, uint32_t value) override {
+        check(api_.stream_write_u32(user_, index_, on_stream, device_word, value), "writing a word to host memory");
     }
     bool can_map_host() const noexcept override { return api_.host_alloc_mapped != nullptr && api_.host_free != nullptr; }
     std::pair<void*, void*> alloc_host_mapped(uint64_t bytes) override {

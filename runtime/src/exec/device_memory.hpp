@@ -60,6 +60,13 @@ public:
     virtual bool can_signal_host() const noexcept { return false; }
     virtual void write_word(const void* /*device_word*/, uint32_t /*value*/) {}
     virtual void wait_word(const void* /*device_word*/, uint32_t /*value*/) {}
+    // The same write on another stream (a side stream's copy reporting that it has read its source:
+    // exec/bounce_buffers.hpp). On the CPU a copy has run when it is enqueued, so the word is simply
+    // stored, in "mapped" memory that is plain host memory there.
+    virtual bool can_signal_host_from_side() const noexcept { return false; }
+    virtual void write_word_on(void* /*on_stream*/, const void* /*device_word*/, uint32_t /*value*/) {
+        throw Error(ErrorKind::Device, label() + " cannot write words of host memory from a stream");
+    }
     virtual bool can_overlap_copies() const noexcept { return false; }
     virtual void* side_stream(unsigned /*index*/ = 0) { return nullptr; }  // each made at its first call
     virtual void* create_event() { throw Error(ErrorKind::Device, label() + " has no events"); }

@@ -162,11 +162,20 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     }
     if (bus_staging > 0) {
         for (int p = 0; p < 2; ++p) bus_copies_[p] = std::make_unique<BusCopies>(graph_[p], *memory_);
+        // The batched steps' copies from the file mapping go through page-locked bounce buffers that
+        // the (otherwise idle) CPU workers fill; those steps run uncaptured (run_batch), as the
+        // bounce buffers require.
+        uint64_t pageable_bytes = 0;
+        for (const BatchedStep& b : batched_)
+            for (const auto& n : b.graph[0].nodes)
+                if (n.bus_copy.pageable) pageable_bytes = std::max(pageable_bytes, n.bus_copy.bytes);
+        if (pageable_bytes > 0 && cpu_workers_ && BounceBuffers::usable(*memory_))
+            bounce_ = std::make_unique<BounceBuffers>(*memory_, *cpu_workers_, pageable_bytes, kBounceBuffers);
         for (BatchedStep& b : batched_)
             for (int p = 0; p < 2; ++p)
                 if (std::any_of(b.graph[p].nodes.begin(), b.graph[p].nodes.end(),
                                 [](const graph::Node& n) { return n.bus_copy.bytes > 0; }))
-                    b.bus[p] = std::make_unique<BusCopies>(b.graph[p], *memory_);
+                    b.bus[p] = std::make_unique<BusCopies>(b.graph[p], *memory_, bounce_.get());
     }
     device_graph_ = options.device_graph && memory_->can_capture();
     logits_host_ = {static_cast<float*>(memory_->alloc_host(static_cast<uint64_t>(graph_[0].n_vocab) * 4)),

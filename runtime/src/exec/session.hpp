@@ -135,6 +135,9 @@ public:
     HostSplitStats host_split_stats() const;
     // Bytes of weight rows copied to the device over the bus per step (0 without).
     uint64_t bus_weight_bytes() const noexcept { return bus_rows_ ? bus_rows_->bus_bytes() : 0; }
+    // Bytes of weight rows the batched steps copied from the file mapping through page-locked bounce
+    // buffers so far (exec/bounce_buffers.hpp); 0 where they copy straight from the mapping.
+    uint64_t bounced_bytes() const noexcept { return bounce_ ? bounce_->bytes_copied() : 0; }
 
     void reset();  // position 0, state and caches zeroed
 
@@ -216,6 +219,10 @@ private:
     std::unique_ptr<CpuWorkers> cpu_workers_;
     std::unique_ptr<KernelCopy> kernel_copy_;  // the split's small copies by kernel (exec/kernel_copy.hpp)
     std::unique_ptr<HostNodes> host_nodes_[2];  // [parity]
+    // The batched steps' copies from the file mapping (exec/bounce_buffers.hpp): four buffers, so the
+    // workers fill one while the copy engines drain up to three.
+    static constexpr uint32_t kBounceBuffers = 4;
+    std::unique_ptr<BounceBuffers> bounce_;
 };
 
 }  // namespace dense::exec

@@ -62,13 +62,16 @@ struct Node {
     // step (exec/host_nodes.hpp) instead of calling it in line.
     bool split_cpu_part = false;
     // Rows of a split weight that reach the device by copy (exec/bus_copies.hpp): before the node
-    // runs, `bytes` from page-locked host memory at `source` must have been copied into staging slot
+    // runs, `bytes` from host memory at `source` must have been copied into staging slot
     // `slot`, which the node's weight view (src[0]) reads. bytes == 0: an ordinary node.
     struct BusCopy {
         const void* source = nullptr;
         void* slot_data = nullptr;
         uint64_t bytes = 0;
         uint32_t slot = 0;
+        // `source` lies in pageable memory (the file mapping, in a split session's batched steps) rather
+        // than in page-locked memory: the copy may go through a bounce buffer (exec/bounce_buffers.hpp).
+        bool pageable = false;
     } bus_copy;
     // Filled by resolve(): the call the executor hands to op.impl.run.
     std::vector<dense_tensor_view> src_views, dst_views;

@@ -435,7 +435,7 @@ void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, co
             emit_bus_chunks(label, t, w, xq, y, act, params(), phase, keep, keep + bus, options_.bus_source(t), keep, "");
         if (cpu_first < rows)
             emit_bus_chunks(label, t, w, xq, y, act, params(), phase, cpu_first, rows, t->data.data(), 0,
-                            " from the file");
+                            " from the file", true);
         return;
     }
     // The CPU's rows come first: on a GPU the executor starts them on host threads (exec/host_nodes.hpp)
@@ -475,11 +475,11 @@ ViewRef Lowering::row_view(const ViewRef& w, const void* base, int64_t first, in
 
 // Rows [first, end) of weight t as device GEMVs (GEMMs in a batched step) on staging slots, one per
 // chunk that fits a slot, each carrying the copy that fills its slot (Node::bus_copy) from `source`,
-// where row `source_row` of the weight lies.
+// where row `source_row` of the weight lies (in pageable memory when `pageable`).
 void Lowering::emit_bus_chunks(const std::string& label, const gguf::TensorInfo* t, const ViewRef& w, const ViewRef& xq,
                                BufferId y, dense_type_id act, const std::vector<std::byte>& params, Phase phase,
                                int64_t first, int64_t end, const void* source, int64_t source_row,
-                               const std::string& from) {
+                               const std::string& from, bool pageable) {
     const int64_t rows = w.view.ne[1];
     const auto& staging = options_.bus_staging;
     const uint64_t row_bytes = static_cast<uint64_t>(w.view.nb[1]);
@@ -503,7 +503,7 @@ void Lowering::emit_bus_chunks(const std::string& label, const gguf::TensorInfo*
             emit(what, DENSE_OP_GEMV_Q, w.view.type, act, {row_view(w, slot_data, 0, b - a), xq}, {f32(y, b - a, 1, a)},
                  params, phase);
         graph_.nodes.back().bus_copy = {src + row_bytes * static_cast<uint64_t>(a - source_row), slot_data,
-                                        row_bytes * static_cast<uint64_t>(b - a), slot};
+                                        row_bytes * static_cast<uint64_t>(b - a), slot, pageable};
     }
 }
 

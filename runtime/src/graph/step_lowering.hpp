@@ -74,11 +74,12 @@ private:
     void emit_gemv(const std::string& label, const gguf::TensorInfo* t, const ViewRef& w, const ViewRef& xq,
                    BufferId y, dense_type_id act, bool accumulate, Phase phase);
     // Rows [first, end) of t as device GEMVs/GEMMs (with emit_gemv's `params`) on staging slots, each
-    // with the copy that fills its slot from `source` (where weight row `source_row` lies); `from`
-    // ends their labels.
+    // with the copy that fills its slot from `source` (where weight row `source_row` lies; pageable
+    // memory, the file mapping, when `pageable`); `from` ends their labels.
     void emit_bus_chunks(const std::string& label, const gguf::TensorInfo* t, const ViewRef& w, const ViewRef& xq,
                          BufferId y, dense_type_id act, const std::vector<std::byte>& params, Phase phase,
-                         int64_t first, int64_t end, const void* source, int64_t source_row, const std::string& from);
+                         int64_t first, int64_t end, const void* source, int64_t source_row, const std::string& from,
+                         bool pageable = false);
     static ViewRef row_view(const ViewRef& w, const void* base, int64_t first, int64_t end);
     void emit(std::string label, dense_op_kind op, dense_type_id weight_type, dense_type_id act_type,
               std::vector<ViewRef> src, std::vector<ViewRef> dst, std::vector<std::byte> params, Phase phase);
