@@ -266,7 +266,8 @@ TEST(BatchedPrefill, CpuDefaultIsTokenByToken) {
 // page-locked copy, the rest from the file mapping) and the device computes the whole weight. On
 // the CPU the "copy" is a memcpy and cpu-ref's GEMM is its GEMV per column, so the result is bit for
 // bit an unsplit session's token by token. Such a step costs the whole copy whatever its token
-// count, so the rest of a prompt uses only its batched steps of 8 tokens or more.
+// count, so the rest of a prompt uses only its batched steps of 4 tokens or more (8 without the
+// bounce buffers, which the CPU session has: exec/bounce_buffers.hpp).
 TEST(BatchedPrefill, SplitSessionWithBusStagingStreamsHostRowsPerBatchedStep) {
     exec::SessionOptions o;
     o.n_ctx = 32;
@@ -289,17 +290,70 @@ TEST(BatchedPrefill, SplitSessionWithBusStagingStreamsHostRowsPerBatchedStep) {
     const uint64_t bounced = split.bounced_bytes();
     EXPECT_GT(bounced, 0u);
     EXPECT_TRUE(split.snapshot_state() == plain->snapshot_state()) << "recurrent state differs";
-    ids = prompt(6);  // below 8 tokens: token by token (each with its CPU part)
+    ids = prompt(6);  // 4 batched (kMinStreamedTailStep with bounce buffers), 2 token by token (each with its CPU part)
     split.prefill(ids);
     plain->prefill(ids);
-    EXPECT_EQ(split.batched_steps_run(), 2u);
+    EXPECT_EQ(split.batched_steps_run(), 3u);
     EXPECT_EQ(split.position(), 30);
     EXPECT_GT(split.host_split_stats().jobs, 0u);
-    EXPECT_EQ(split.bounced_bytes(), bounced) << "a token step copies nothing from the file mapping";
+    // Every batched step streams the same rows, whatever its token count; token steps none.
+    EXPECT_EQ(split.bounced_bytes(), bounced / 2 * 3) << "not the same rows per batched step";
     EXPECT_TRUE(split.snapshot_state() == plain->snapshot_state()) << "recurrent state differs";
     split.step(9, true);
     plain->step(9, true);
+    EXPECT_EQ(split.bounced_bytes(), bounced / 2 * 3) << "a token step copies nothing from the file mapping";
     EXPECT_TRUE(same_bits({split.logits().begin(), split.logits().end()}, {plain->logits().begin(), plain->logits().end()}));
+}
+
+// prefill(tokens, true): the prompt's last token may end a batched step, the LM head then running
+// alone on its hidden state; the logits, state, hidden state and position are bit for bit those of
+// the prompt token by token with a step with logits last. 32 tokens at chunk 16: two batched steps
+// and no token step at all; 23 tokens: 16 + 4 + 2 batched and one token step (with logits); then a
+// second turn on the same session, and generation after it.
+TEST(BatchedPrefill, LastLogitsFromABatchedStepAreThoseOfAStepWithLogits) {
+    for (size_t n : {32u, 23u}) {
+        const auto one = session(1, DENSE_TYPE_Q8_32);
+        const auto batched = session(16, DENSE_TYPE_Q8_32);
+        const std::vector<int32_t> ids = prompt(n);
+        one->prefill(std::span<const int32_t>(ids.data(), ids.size() - 1));
+        one->step(ids.back(), true);
+        const uint64_t steps_before = batched->steps_run();
+        batched->prefill(ids, true);
+        EXPECT_EQ(batched->position(), one->position());
+        EXPECT_EQ(batched->steps_run() - steps_before, n);
+        EXPECT_EQ(batched->batched_steps_run(), n == 32 ? 2u : 3u) << n << " tokens";
+        EXPECT_TRUE(same_bits({batched->logits().begin(), batched->logits().end()},
+                              {one->logits().begin(), one->logits().end()}))
+            << n << " tokens: the last token's logits differ";
+        EXPECT_TRUE(same_bits({batched->hidden().begin(), batched->hidden().end()},
+                              {one->hidden().begin(), one->hidden().end()}));
+        EXPECT_TRUE(batched->snapshot_state() == one->snapshot_state()) << n << " tokens: recurrent state differs";
+        // A second turn, then generation: the KV cache and banks the batched steps left are right.
+        const std::vector<int32_t> turn2 = prompt(16);
+        one->prefill(std::span<const int32_t>(turn2.data(), turn2.size() - 1));
+        one->step(turn2.back(), true);
+        batched->prefill(turn2, true);
+        for (int32_t t : {5, 1700}) {
+            one->step(t, true);
+            batched->step(t, true);
+            EXPECT_TRUE(same_bits({batched->logits().begin(), batched->logits().end()},
+                                  {one->logits().begin(), one->logits().end()}))
+                << n << " tokens: generation after the second turn differs";
+        }
+    }
+}
+
+TEST(BatchedPrefill, LastLogitsNeedAToken) {
+    const auto s = session(16, DENSE_TYPE_Q8_32);
+    try {
+        s->prefill({}, true);
+        FAIL() << "an empty prompt with logits was accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Usage) << e.what();
+    }
+    EXPECT_EQ(s->position(), 0);
+    s->prefill({}, false);  // nothing to do, and no error
+    EXPECT_EQ(s->position(), 0);
 }
 
 TEST(BatchedPrefill, RowSplitSessionPrefillsTokenByTokenAndSaysWhy) {

@@ -510,6 +510,35 @@ TEST(GpuSession, BatchedPrefillLeavesTheSameBitsAsTokenByToken) {
     }
 }
 
+// prefill(tokens, true) on the GPU: where the prompt's last token ends a batched step the token
+// step's LM head runs alone on a copy of its hidden state; the logits must be bit for bit those of
+// a step with logits after the rest of the prompt (32 tokens: two batched steps of 16 and the head;
+// 37: 16 + 16 + 4 and the head, both turns on one session, then generation).
+TEST(GpuSession, LastLogitsFromABatchedStepAreThoseOfAStepWithLogits) {
+    REQUIRE_GPU(gpu);
+    for (const char* mix : {"seed-iq4", "q4_k"}) {
+        const SynthFile f = synth_tiny(mix);
+        for (const bool device_graph : {true, false}) {
+            SCOPED_TRACE(std::string(mix) + (device_graph ? ", captured" : ", node by node"));
+            auto one = session_on(*f.model, *gpu, device_graph, DENSE_TYPE_NONE, std::nullopt, 1);
+            auto batched = session_on(*f.model, *gpu, device_graph, DENSE_TYPE_NONE, std::nullopt, 16);
+            ASSERT_EQ(batched->prefill_chunk(), 16) << batched->prefill_note();
+            const auto vocab = static_cast<int32_t>(one->n_vocab());
+            for (const auto& turn : {random_prompt(32, vocab, 81), random_prompt(37, vocab, 82)}) {
+                one->prefill(std::span<const int32_t>(turn.data(), turn.size() - 1));
+                one->step(turn.back(), true);
+                batched->prefill(turn, true);
+                ASSERT_EQ(one->position(), batched->position());
+                const auto x = one->logits(), y = batched->logits();
+                EXPECT_TRUE(std::equal(x.begin(), x.end(), y.begin())) << turn.size() << " tokens: logits after the prompt";
+                const auto h1 = one->hidden(), hb = batched->hidden();
+                EXPECT_TRUE(std::equal(h1.begin(), h1.end(), hb.begin())) << "hidden state after the prompt";
+            }
+            expect_bit_identical_steps(*one, *batched, random_prompt(4, vocab, 83));
+        }
+    }
+}
+
 // The layer observer joins each layer's CPU rows and syncs the stream at every layer end; that must
 // change when the work runs, never what it computes. Both sessions run node by node (no capture), so
 // the only difference is the observer: logits bit for bit at every position, and the state after.

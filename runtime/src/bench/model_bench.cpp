@@ -47,10 +47,9 @@ std::vector<ModelBenchRow> bench_model(exec::Session& session, const ModelBenchO
                 std::vector<int32_t> prompt(static_cast<size_t>(o.prompt_tokens));
                 for (int i = 0; i < o.prompt_tokens; ++i) prompt[static_cast<size_t>(i)] = prompt_token(i, session.n_vocab());
                 const auto t = Clock::now();
-                // As a run feeds a prompt: all but the last token state-only (batched where the
-                // session can), the last with logits.
-                session.prefill(std::span<const int32_t>(prompt.data(), prompt.size() - 1));
-                session.step(prompt.back(), true);
+                // As a run feeds a prompt: batched where the session can, with the last token's
+                // logits.
+                session.prefill(prompt, true);
                 (void)session.logits();
                 const double s = seconds_since(t);
                 if (r >= 0) {

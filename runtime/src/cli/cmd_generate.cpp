@@ -47,9 +47,10 @@ struct Runner {
     void prefill(const std::vector<int32_t>& ids, bool all_logits) {
         const auto t = Clock::now();
         size_t i = 0;
-        if (!all_logits && ids.size() > 1) {  // all but the last token state-only, batched where it can
-            session->prefill(std::span<const int32_t>(ids.data(), ids.size() - 1));
-            i = ids.size() - 1;
+        if (!all_logits && !ids.empty()) {  // batched where the session can, logits for the last token only
+            session->prefill(ids, true);
+            logits->add(session->position() - 1, session->logits());
+            i = ids.size();
         }
         for (; i < ids.size(); ++i) {
             const bool want = all_logits || i + 1 == ids.size();

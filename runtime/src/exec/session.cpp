@@ -177,6 +177,13 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
                                 [](const graph::Node& n) { return n.bus_copy.bytes > 0; }))
                     b.bus[p] = std::make_unique<BusCopies>(b.graph[p], *memory_, bounce_.get());
     }
+    // A prompt's last token may end a batched step when the head can then run alone: it has no CPU
+    // part and no bus copy, which run only in the order of a whole step (exec/host_nodes.hpp,
+    // exec/bus_copies.hpp); else that token takes a token step with logits.
+    head_alone_ = !batched_.empty();
+    for (const graph::Graph& g : graph_)
+        for (const graph::Node& n : g.nodes)
+            if (n.phase == graph::Phase::LogitsOnly && (n.split_cpu_part || n.bus_copy.bytes > 0)) head_alone_ = false;
     device_graph_ = options.device_graph && memory_->can_capture();
     logits_host_ = {static_cast<float*>(memory_->alloc_host(static_cast<uint64_t>(graph_[0].n_vocab) * 4)),
                     static_cast<size_t>(graph_[0].n_vocab)};
@@ -296,24 +303,62 @@ void Session::check_prompt(std::span<const int32_t> tokens) const {
                                           std::to_string(g.n_ctx) + " tokens (raise `context` in the run config)");
 }
 
-void Session::prefill(std::span<const int32_t> tokens) {
+void Session::prefill(std::span<const int32_t> tokens, bool last_logits) {
     check_prompt(tokens);
+    if (last_logits && tokens.empty()) throw Error(ErrorKind::Usage, "an empty prompt has no last token to give logits");
+    // The last token may end a batched step only where the head can run alone after it.
+    const size_t batchable = last_logits && !head_alone_ ? tokens.size() - 1 : tokens.size();
     size_t i = 0;
     if (!observer_)  // the layer observer sees every token: token by token then
         for (BatchedStep& b : batched_) {
             if (!batched_tail_pays(b)) continue;
-            for (const auto t = static_cast<size_t>(b.tokens); tokens.size() - i >= t; i += t)
+            for (const auto t = static_cast<size_t>(b.tokens); batchable - i >= t; i += t)
                 run_batch(b, tokens.subspan(i, t));
         }
-    for (; i < tokens.size(); ++i) step(tokens[i], false);
+    if (last_logits && i == tokens.size()) {
+        run_head_alone();
+        return;
+    }
+    for (; i < tokens.size(); ++i) step(tokens[i], last_logits && i + 1 == tokens.size());
 }
 
 // A split session's batched step streams every host row over the bus whatever its token count, so
-// its cost is nearly fixed: on the H200 at 7880MiB ~0.55 s against ~0.1 s for a token step
-// (docs/perf-notes.md, session 15). Below kMinStreamedTailStep tokens the tail's batched steps cost
-// more than its tokens one by one; the full chunk always runs batched.
+// its cost is nearly fixed: on the H200 at 7880MiB ~0.18 s with the bounce buffers (~0.55 s
+// without) against ~0.1 s for a token step (docs/perf-notes.md, sessions 15 and 16). Below
+// kMinStreamedTailStep tokens the tail's batched steps cost about as much as its tokens one by one,
+// or more; the full chunk always runs batched.
 bool Session::batched_tail_pays(const BatchedStep& b) const {
-    return &b == &batched_.front() || !b.bus[0] || b.tokens >= kMinStreamedTailStep;
+    return &b == &batched_.front() || !b.bus[0] ||
+           b.tokens >= (bounce_ ? kMinStreamedTailStep : kMinStreamedTailStepWithoutBounce);
+}
+
+void Session::run_head_alone() {
+    if (!head_alone_) throw Error(ErrorKind::Internal, "the LM head cannot run alone in this session");
+    const graph::Graph& g = graph_[parity_];
+    int32_t* io = step_io_host_;
+    io[3] = 0;
+    logits_valid_ = false;
+    try {
+        // The head reads the token step's residual stream: the batched step left it elsewhere.
+        if (hidden_source_ != buffers_[g.hidden])
+            memory_->copy(buffers_[g.hidden], hidden_source_, static_cast<uint64_t>(g.n_embd) * sizeof(float));
+        memory_->to_device(step_inputs_ + 3, io + 3, sizeof(int32_t));
+        run_nodes(g, true, nullptr, true);
+        memory_->to_host(io + 3, step_inputs_ + 3, sizeof(int32_t));
+        memory_->to_host(logits_host_.data(), buffers_[g.logits], logits_host_.size() * 4);
+        memory_->sync();
+    } catch (...) {
+        try {
+            memory_->sync();
+        } catch (...) {
+        }
+        throw;
+    }
+    if (io[3] != 0)
+        throw Error(ErrorKind::Numeric, "the logits of the prompt's last token (position " + std::to_string(position_ - 1) +
+                                            ") have NaN or Inf; the prompt itself is committed (the session is at "
+                                            "position " + std::to_string(position_) + ")");
+    logits_valid_ = true;
 }
 
 void Session::run_batch(BatchedStep& b, std::span<const int32_t> tokens, void* marks) {
@@ -383,10 +428,11 @@ HostSplitStats Session::host_split_stats() const {
     return total;
 }
 
-void Session::run_nodes(const graph::Graph& g, bool want_logits, void* marks) {
+void Session::run_nodes(const graph::Graph& g, bool want_logits, void* marks, bool head_only) {
     size_t next_layer_end = 0;
-    // Only the token step has CPU parts; it and the batched steps of a split session have bus copies.
-    const bool token_step = &g == &graph_[0] || &g == &graph_[1];
+    // Only the token step has CPU parts; it and the batched steps of a split session have bus copies
+    // (never in a head that runs alone: head_alone_).
+    const bool token_step = !head_only && (&g == &graph_[0] || &g == &graph_[1]);
     HostNodes* host = token_step ? host_nodes_[&g == &graph_[0] ? 0 : 1].get() : nullptr;
     BusCopies* bus = token_step ? bus_copies_[&g == &graph_[0] ? 0 : 1].get() : nullptr;
     for (const BatchedStep& b : batched_)
@@ -397,7 +443,7 @@ void Session::run_nodes(const graph::Graph& g, bool want_logits, void* marks) {
     if (marks != nullptr) memory_->record_mark(marks, 0);
     for (size_t i = 0; i < g.nodes.size(); ++i) {
         const graph::Node& n = g.nodes[i];
-        if (n.phase == graph::Phase::LogitsOnly && !want_logits) {
+        if ((n.phase == graph::Phase::LogitsOnly && !want_logits) || (head_only && n.phase != graph::Phase::LogitsOnly)) {
             if (marks != nullptr) memory_->record_mark(marks, static_cast<uint32_t>(i + 1));
             continue;
         }

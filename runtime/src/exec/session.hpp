@@ -92,15 +92,18 @@ public:
     // head). Throws dense::Error: Usage for a bad token id or a full context, Numeric for NaN/Inf,
     // Pack/Device for an op or device failure; in every case the session's state is unchanged.
     void step(int32_t token, bool want_logits);
-    // Runs `tokens` state-only at the next positions (a prompt but its last token, which a step with
-    // logits runs): whole chunks of prefill_chunk() tokens as one batched step each, then what is
-    // left in batched steps of the powers of two below the chunk, largest first (a 16-token chunk
-    // leaves at most 15 = 8 + 4 + 2 + 1: three batched steps and one token step, not 15 token
-    // steps; a split session, whose batched steps each stream the host rows, uses those of 8 tokens
-    // or more only). Every id is checked and the context is checked to hold them all before anything
-    // runs (Usage errors). Each batched step commits like a step; on an error the session is left
-    // at the last committed step, which position() tells.
-    void prefill(std::span<const int32_t> tokens);
+    // Runs `tokens` at the next positions: whole chunks of prefill_chunk() tokens as one batched step
+    // each, then what is left in batched steps of the powers of two below the chunk, largest first
+    // (a 16-token chunk leaves at most 15 = 8 + 4 + 2 + 1: three batched steps and one token step,
+    // not 15 token steps; a split session, whose batched steps each stream the host rows, uses only
+    // those of kMinStreamedTailStep tokens or more). State-only, or with `last_logits` the logits of
+    // the last token (logits()), exactly as a step with logits would leave them: where the last token
+    // ends a batched step, the LM head then runs alone on its hidden state (a 512-token prompt at
+    // chunk 64 is 8 batched steps, not 7 + 32 + 16 + ... + 1 and a token step). Every id is checked
+    // and the context is checked to hold them all before anything runs (Usage errors; also an empty
+    // prompt with `last_logits`). Each batched step commits like a step; on an error the session is
+    // left at the last committed step, which position() tells.
+    void prefill(std::span<const int32_t> tokens, bool last_logits = false);
     // Tokens per batched prefill step (1: token by token) and, when 1 although more was asked, why.
     int64_t prefill_chunk() const noexcept { return prefill_chunk_; }
     const std::string& prefill_note() const noexcept { return prefill_note_; }
@@ -170,13 +173,19 @@ private:
     // Usage errors for a prompt id out of range or a prompt that does not fit the context.
     void check_prompt(std::span<const int32_t> tokens) const;
     // Whether prefill() uses batched step `b` for the rest of a prompt (see session.cpp).
-    static constexpr int64_t kMinStreamedTailStep = 8;
+    static constexpr int64_t kMinStreamedTailStep = 4;
+    static constexpr int64_t kMinStreamedTailStepWithoutBounce = 8;
     bool batched_tail_pays(const BatchedStep& b) const;
+    // The token step's LM head (its LogitsOnly nodes) alone, on the hidden state of the last committed
+    // token of a batched step (copied into the token step's residual stream): logits without
+    // another step. Only where head_alone_ (no row split or bus copy in the head).
+    void run_head_alone();
     // One batched prefill step of b.tokens tokens (node by node with `marks`, for a profile).
     void run_batch(BatchedStep& b, std::span<const int32_t> tokens, void* marks = nullptr);
     // The time of every node of `g` between the timing marks of a run with marks.
     std::vector<NodeTime> node_times(const graph::Graph& g, void* marks, bool want_logits) const;
-    void run_nodes(const graph::Graph& g, bool want_logits, void* marks = nullptr);
+    // `head_only`: only the LogitsOnly nodes (run_head_alone).
+    void run_nodes(const graph::Graph& g, bool want_logits, void* marks = nullptr, bool head_only = false);
     // Replays `g`'s captured device graph (captured into `captured` on first use) or runs it node by node.
     void run_step(const graph::Graph& g, bool want_logits, void*& captured);
     // The batched steps of prefill_chunk_ tokens and of the powers of two below it (prefill_chunk_
@@ -203,6 +212,7 @@ private:
     void* step_graph_[2][2] = {};  // [parity][want_logits], captured on first use
     int64_t prefill_chunk_ = 1;
     std::string prefill_note_;
+    bool head_alone_ = false;  // the token step's head can run alone (run_head_alone)
     std::vector<BatchedStep> batched_;  // token counts descending: the full chunk first
     int32_t* batched_io_host_ = nullptr;  // host side of the step inputs, sized for the full chunk
     uint64_t batched_steps_ = 0;
