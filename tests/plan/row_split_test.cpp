@@ -112,11 +112,12 @@ TEST(RowSplit, NothingToMoveIsWholeOnGpu) {
     EXPECT_EQ(verdict_of(rs.placement), "");
 }
 
+// A move of at least kMinSplitFraction of the tier: every layer gives up the same rows.
 TEST(RowSplit, FfnGateAndUpFirstSameFractionEveryLayer) {
     const Model& m = tiny();
     const uint64_t gate_up = bytes_of_roles(m, {"ffn_gate", "ffn_up"});
     ASSERT_GT(gate_up, 0u);
-    const uint64_t ask = gate_up / 3;
+    const uint64_t ask = gate_up / 5 * 3;
     const auto rs = plan::choose_row_split(m.bound, qwen35_spec(), ask);
     EXPECT_EQ(verdict_of(rs.placement), "");
     EXPECT_TRUE(rs.enough);
@@ -139,6 +140,36 @@ TEST(RowSplit, FfnGateAndUpFirstSameFractionEveryLayer) {
     EXPECT_LT(rs.cpu_bytes, ask + one_step);
     ASSERT_FALSE(rs.kinds.empty());
     EXPECT_TRUE(rs.kinds[0].role == "ffn_gate" || rs.kinds[0].role == "ffn_up");
+}
+
+// A small move (1/8 of the tier, under kMinSplitFraction): only the tensors of evenly spaced layers
+// give rows, about kMinSplitFraction each (8 layers x 1/8 / 0.5 = 2 layers: the 3rd and the 7th),
+// every one the same rows, so only two layers pay the hand-overs to the CPU.
+TEST(RowSplit, SmallMovesSplitFewLayers) {
+    const Model& m = tiny();
+    ASSERT_EQ(m.bound.layers.size(), 8u);
+    const uint64_t gate_up = bytes_of_roles(m, {"ffn_gate", "ffn_up"});
+    const uint64_t ask = gate_up / 8;
+    const auto rs = plan::choose_row_split(m.bound, qwen35_spec(), ask);
+    EXPECT_EQ(verdict_of(rs.placement), "");
+    EXPECT_TRUE(rs.enough);
+    EXPECT_GE(rs.cpu_bytes, ask);
+    EXPECT_EQ(cpu_bytes_of_roles(m, rs.placement, {"ffn_gate", "ffn_up"}), rs.cpu_bytes);
+    std::set<int64_t> split_layers, split_points;
+    uint64_t one_step = 0;
+    for (const auto& l : m.bound.layers)
+        for (const char* role : {"ffn_gate", "ffn_up"}) {
+            const auto* t = l.tensors.at(role);
+            const int64_t g = rs.placement.gpu_rows(std::string(t->name));
+            if (g == t->ne[1]) continue;
+            split_layers.insert(l.index);
+            split_points.insert(g);
+            one_step += 8 * plan::row_bytes(*t);
+            EXPECT_LE(g, t->ne[1] - t->ne[1] / 2 + plan::kSplitRowTile) << t->name << " gives up under half its rows";
+        }
+    EXPECT_EQ(split_layers, (std::set<int64_t>{2, 6}));
+    EXPECT_EQ(split_points.size(), 1u) << "the split layers give up the same rows";
+    EXPECT_LT(rs.cpu_bytes, ask + one_step);
 }
 
 TEST(RowSplit, ThenFfnDownThenTheRest) {
@@ -193,14 +224,18 @@ TEST(RowSplit, FormatsTheCpuRunsSlowlyMoveLast) {
     rs = plan::choose_row_split(m.bound, qwen35_spec(), fast_bytes + 1, cpu_fast);
     EXPECT_EQ(verdict_of(rs.placement), "");
     EXPECT_GT(rs.cpu_bytes, fast_bytes);
-    for (const auto& name : slow_names) {  // the slow ffn_gate tensors are the first slow ones to give rows
+    // The slow ffn_gate tensors are the first slow ones to give rows (one byte: one layer's, as few
+    // layers as kMinSplitFraction allows).
+    int slow_gates_split = 0;
+    for (const auto& name : slow_names) {
         const std::string role = role_of(m, name);
         if (role == "ffn_gate") {
-            EXPECT_LT(rs.placement.gpu_rows(name), tensor(m, name).ne[1]) << name;
+            slow_gates_split += rs.placement.gpu_rows(name) < tensor(m, name).ne[1] ? 1 : 0;
         } else if (role != "ffn_up") {
             EXPECT_EQ(rs.placement.gpu_rows(name), tensor(m, name).ne[1]) << name;
         }
     }
+    EXPECT_EQ(slow_gates_split, 1);
 
     // Without the checker every format counts as fast: the slow ffn_gate rows move in tier 1.
     rs = plan::choose_row_split(m.bound, qwen35_spec(), fast_bytes);

@@ -1,10 +1,12 @@
 #include "plan/row_split.hpp"
 
+#include "core/env_number.hpp"
 #include "core/error.hpp"
 #include "core/type_table.hpp"
 #include "plan/weight_arena.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace dense::plan {
@@ -45,6 +47,55 @@ int tier_of(const std::string& role) {
 
 int64_t rows_of(const gguf::TensorInfo& t) {
     return t.ne[1] * t.ne[2] * t.ne[3];
+}
+
+// kMinSplitFraction, or DENSE_SPLIT_MIN_PERCENT / 100 (0-100; 0: the even fraction over every layer
+// always), a knob for measurements that the plan and the session both read.
+double min_split_fraction() {
+    return static_cast<double>(env_whole_number("DENSE_SPLIT_MIN_PERCENT",
+                                                static_cast<uint64_t>(kMinSplitFraction * 100 + 0.5), 0, 100)) / 100.0;
+}
+
+// Tensor name -> index of the trunk layer that holds it (absent: a global tensor such as the head).
+std::map<std::string, int64_t> layers_of(const model::BoundModel& model) {
+    std::map<std::string, int64_t> out;
+    for (const auto& l : model.layers)
+        for (const auto& [role, t] : l.tensors)
+            if (t) out[std::string(t->name)] = l.index;
+    return out;
+}
+
+// The tensors of `tier` that give rows when `remaining` bytes must move: all of them when an even
+// fraction of every tensor would be at least kMinSplitFraction, else only those of evenly spaced
+// layers, so few that each gives up about kMinSplitFraction of its rows (global tensors always).
+//
+// Why: every split layer hands its CPU rows over and joins them back whatever their number, ~0.1-0.2
+// ms per layer on the H200 test machine. 16 GiB at context 32768 moved 0.49 GB (3 % of the bytes) as
+// 8 % of every layer's ffn_gate / ffn_up, and decode fell from 98 to 44 tok/s: the 64 layers' hand-
+// overs, not the bytes (docs/perf-notes.md, session 16). With large moves the even fraction stays:
+// there every layer's CPU part is long and overlaps its GPU part.
+std::vector<const gguf::TensorInfo*> fewest_layers(const std::vector<const gguf::TensorInfo*>& tier,
+                                                   const std::map<std::string, int64_t>& layer_of, uint64_t remaining) {
+    uint64_t tier_bytes = 0;
+    std::set<int64_t> layers;
+    for (const auto* t : tier) {
+        tier_bytes += static_cast<uint64_t>(rows_of(*t)) * row_bytes(*t);
+        if (auto it = layer_of.find(std::string(t->name)); it != layer_of.end()) layers.insert(it->second);
+    }
+    const double fraction = tier_bytes == 0 ? 1.0 : static_cast<double>(remaining) / static_cast<double>(tier_bytes);
+    const double least = min_split_fraction();
+    if (fraction >= least || layers.size() < 2) return tier;
+    const auto n = static_cast<int64_t>(layers.size());
+    const int64_t k = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(static_cast<double>(n) * fraction / least)), 1, n);
+    const std::vector<int64_t> ordered(layers.begin(), layers.end());
+    std::set<int64_t> chosen;  // k of the n layers, evenly spaced: the bus copies and CPU parts spread over the step
+    for (int64_t i = 0; i < k; ++i) chosen.insert(ordered[static_cast<size_t>((2 * i + 1) * n / (2 * k))]);
+    std::vector<const gguf::TensorInfo*> out;
+    for (const auto* t : tier) {
+        auto it = layer_of.find(std::string(t->name));
+        if (it == layer_of.end() || chosen.count(it->second)) out.push_back(t);
+    }
+    return out;
 }
 
 }  // namespace
@@ -167,8 +218,10 @@ RowSplit choose_row_split(const model::BoundModel& model, const model::ModelSpec
         tiers[tier_of(roles.at(name)) + (fast ? 0 : 3)].push_back(t);
     }
 
-    for (const auto& tier : tiers) {
-        if (remaining == 0 || tier.empty()) continue;
+    const auto layer_of = layers_of(model);
+    for (const auto& whole_tier : tiers) {
+        if (remaining == 0 || whole_tier.empty()) continue;
+        const std::vector<const gguf::TensorInfo*> tier = fewest_layers(whole_tier, layer_of, remaining);
         // Step j of D moves the same fraction j/D of every tensor's whole row tiles; D is the most
         // tiles any tensor has, so one step moves at most one tile of each.
         int64_t d = 1;

@@ -15,7 +15,9 @@
 // from the last layer backwards): the CPU suffix of a split GEMV runs overlapped with the GPU
 // prefix, so a step costs max(GPU part, CPU part) per GEMV. An even fraction keeps that balance the
 // same in every layer; emptying the last layers first would make their GEMVs wholly CPU-bound (no
-// overlap at all) for the same bytes moved.
+// overlap at all) for the same bytes moved. Except for small moves: where that fraction would be
+// under kMinSplitFraction, only the tensors of evenly spaced layers give rows, about that fraction
+// each, since every split layer pays its hand-overs to the CPU whatever its rows.
 //
 // Split points are multiples of kSplitRowTile rows: the CUDA GEMV gives each warp 8 consecutive
 // output rows (kRowsPerWarp, plugins/cuda-common/src/kernels/gemv_common.cuh), so no warp straddles
@@ -44,6 +46,9 @@ namespace dense::plan {
 
 // The CUDA GEMV's row tile (kRowsPerWarp): split points are multiples of it.
 inline constexpr int64_t kSplitRowTile = 8;
+// The least fraction of its rows a split tensor gives up when a tier moves only a little: below it,
+// fewer layers split instead (choose_row_split).
+inline constexpr double kMinSplitFraction = 0.5;
 
 // Gpu: in the device's weight arena. Cpu: read by the CPU from the file mapping (matrix rows).
 // HostTable: the whole tensor in page-locked host memory that the device reads by row in place.
