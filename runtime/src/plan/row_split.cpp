@@ -69,11 +69,14 @@ std::map<std::string, int64_t> layers_of(const model::BoundModel& model) {
 // fraction of every tensor would be at least kMinSplitFraction, else only those of evenly spaced
 // layers, so few that each gives up about kMinSplitFraction of its rows (global tensors always).
 //
-// Why: every split layer hands its CPU rows over and joins them back whatever their number, ~0.1-0.2
-// ms per layer on the H200 test machine. 16 GiB at context 32768 moved 0.49 GB (3 % of the bytes) as
-// 8 % of every layer's ffn_gate / ffn_up, and decode fell from 98 to 44 tok/s: the 64 layers' hand-
-// overs, not the bytes (docs/perf-notes.md, session 16). With large moves the even fraction stays:
-// there every layer's CPU part is long and overlaps its GPU part.
+// Why: every split layer hands its CPU rows over and joins them back whatever their number (~0.1 ms
+// each on the H200 test machine). 16 GiB at context 32768 moves 0.49 GB to the CPU (and 0.49 GB over
+// the bus); as 8 % of every layer's ffn_gate / ffn_up that decoded at 39.2 tok/s, as half of 21
+// layers' at 41.3-42.6 (+5-9 %; prompts 929 -> 890 tok/s, -4 %). The hand-overs were the smaller part
+// of that step's cost (98 tok/s unsplit); by my estimate, not yet profiled, most of it is the bus
+// copies (~10 ms at ~50 GB/s), which the staging lets run only 64 MiB ahead of their GEMVs
+// (docs/perf-notes.md, session 16). With large moves the even fraction stays: there
+// every layer's CPU part is long and overlaps its GPU part.
 std::vector<const gguf::TensorInfo*> fewest_layers(const std::vector<const gguf::TensorInfo*>& tier,
                                                    const std::map<std::string, int64_t>& layer_of, uint64_t remaining) {
     uint64_t tier_bytes = 0;
