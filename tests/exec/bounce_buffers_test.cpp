@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -46,6 +47,11 @@ public:
     }
     void* stream() const noexcept override { return nullptr; }
     uint64_t allocated_bytes() const noexcept override { return 0; }
+    // Copies enqueued and not yet started, at most: above 1, copy() returned before its copy ran.
+    size_t max_pending_copies() {
+        std::lock_guard lock(mutex_);
+        return max_pending_copies_;
+    }
     void copy(void*, const void*, uint64_t) override {}
     bool can_signal_host_from_side() const noexcept override { return true; }
     std::pair<void*, void*> alloc_host_mapped(uint64_t bytes) override {
@@ -76,6 +82,11 @@ private:
         {
             std::lock_guard lock(mutex_);
             queue_.push_back(w);
+            if (w.word == nullptr) {
+                size_t copies = 0;
+                for (const Work& q : queue_) copies += q.word == nullptr ? 1 : 0;
+                max_pending_copies_ = std::max(max_pending_copies_, copies);
+            }
         }
         ready_.notify_all();
     }
@@ -106,6 +117,7 @@ private:
     std::deque<Work> queue_;
     bool busy_ = false;
     bool stop_ = false;
+    size_t max_pending_copies_ = 0;
     std::deque<std::vector<uint32_t>> words_;
     std::deque<std::vector<std::byte>> host_;
     std::thread engine_;
@@ -128,6 +140,10 @@ TEST(BounceBuffers, EveryDestinationGetsItsOwnChunkThoughTheCopiesRunLate) {
     for (int i = 0; i < kChunks; ++i) bounce.copy(nullptr, dest[i].data(), source[i].data(), source[i].size());
     engine.sync();
     for (int i = 0; i < kChunks; ++i) EXPECT_TRUE(dest[i] == source[i]) << "chunk " << i << " arrived wrong";
+    // The copies ran behind the fills (up to the other three buffers' worth): the host did not wait
+    // for each copy before the next fill, only for a buffer's previous one.
+    EXPECT_GE(engine.max_pending_copies(), 2u);
+    EXPECT_LE(engine.max_pending_copies(), 4u);
     uint64_t total = 0;
     for (const auto& s : source) total += s.size();
     EXPECT_EQ(bounce.bytes_copied(), total);
@@ -138,7 +154,13 @@ TEST(BounceBuffers, RefusesACopyLargerThanABuffer) {
     exec::CpuWorkers workers(1);
     exec::BounceBuffers bounce(engine, workers, 4096, 2);
     std::vector<std::byte> big(8192), dst(8192);
-    EXPECT_THROW(bounce.copy(nullptr, dst.data(), big.data(), big.size()), Error);
+    try {
+        bounce.copy(nullptr, dst.data(), big.data(), big.size());
+        FAIL() << "a copy larger than a buffer was accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Internal) << e.what();
+    }
+    EXPECT_EQ(bounce.bytes_copied(), 0u);
 }
 
 }  // namespace

@@ -512,8 +512,9 @@ TEST(GpuSession, BatchedPrefillLeavesTheSameBitsAsTokenByToken) {
 
 // prefill(tokens, true) on the GPU: where the prompt's last token ends a batched step the token
 // step's LM head runs alone on a copy of its hidden state; the logits must be bit for bit those of
-// a step with logits after the rest of the prompt (32 tokens: two batched steps of 16 and the head;
-// 37: 16 + 16 + 4 and the head, both turns on one session, then generation).
+// a step with logits after the rest of the prompt (32 tokens: two batched steps of 16 and the head
+// alone; 37: 16 + 16 + 4 batched and a token step with logits; both turns on one session, then
+// generation).
 TEST(GpuSession, LastLogitsFromABatchedStepAreThoseOfAStepWithLogits) {
     REQUIRE_GPU(gpu);
     for (const char* mix : {"seed-iq4", "q4_k"}) {
@@ -527,7 +528,10 @@ TEST(GpuSession, LastLogitsFromABatchedStepAreThoseOfAStepWithLogits) {
             for (const auto& turn : {random_prompt(32, vocab, 81), random_prompt(37, vocab, 82)}) {
                 one->prefill(std::span<const int32_t>(turn.data(), turn.size() - 1));
                 one->step(turn.back(), true);
+                const uint64_t batched_before = batched->batched_steps_run();
                 batched->prefill(turn, true);
+                EXPECT_EQ(batched->batched_steps_run() - batched_before, turn.size() == 32 ? 2u : 3u)
+                    << turn.size() << " tokens";
                 ASSERT_EQ(one->position(), batched->position());
                 const auto x = one->logits(), y = batched->logits();
                 EXPECT_TRUE(std::equal(x.begin(), x.end(), y.begin())) << turn.size() << " tokens: logits after the prompt";
@@ -568,6 +572,7 @@ TEST(GpuSession, SplitSessionBatchesItsPromptThroughTheBus) {
         split->prefill(prompt);
         EXPECT_EQ(split->batched_steps_run(), 2u);
         EXPECT_EQ(split->position(), plain->position());
+        EXPECT_GT(split->bounced_bytes(), 0u) << "the rows from the file mapping did not go through the bounce buffers";
         EXPECT_EQ(split->host_split_stats().jobs, 0u) << "a batched step has no CPU part";
         EXPECT_GE(cosine(split->hidden(), plain->hidden()), bar) << "hidden state after the prompt";
         for (int32_t t : random_prompt(4, vocab, 72)) {

@@ -20,8 +20,8 @@ namespace dense::exec {
 
 namespace {
 
-// A fill is cut into pieces the workers claim one by one: small enough that 15 workers share an
-// 8 MiB buffer evenly, large enough that claiming costs nothing against the copy.
+// A fill is cut into pieces the workers claim one by one: an 8 MiB buffer is 32 of them, so 15
+// workers each take two or three; large enough that claiming costs nothing against the copy.
 constexpr uint64_t kFillPieceBytes = uint64_t{256} << 10;
 
 struct Fill {
@@ -92,7 +92,10 @@ void BounceBuffers::copy(void* side, void* dst, const void* source, uint64_t byt
     wait_until_read(b);
     fill(b.data, static_cast<const std::byte*>(source), bytes);
     memory_.to_device_on(side, dst, b.data, bytes);
-    memory_.write_word_on(side, b.done_device, ++b.uses);
+    // Counted only once the word that reports it is enqueued: a failed enqueue must not leave the
+    // next fill waiting for a word that never comes.
+    memory_.write_word_on(side, b.done_device, b.uses + 1);
+    ++b.uses;
     bytes_copied_ += bytes;
 }
 

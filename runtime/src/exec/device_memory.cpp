@@ -130,6 +130,7 @@ public:
         }
         sync();  // the host block is shared by every call
     }
+    bool can_copy_on_device() const noexcept override { return api_.copy_on_device != nullptr; }
     void copy(void* dst, const void* src, uint64_t bytes) override {
         if (api_.copy_on_device == nullptr)
             throw Error(ErrorKind::Device, label_ + ": the pack's device API (ABI 1.0) cannot copy on the device");

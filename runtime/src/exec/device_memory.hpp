@@ -34,8 +34,9 @@ public:
     virtual uint64_t allocated_bytes() const noexcept = 0;
     // What alloc() took, summed per `what` label: a session checks it against its plan's bill.
     const std::map<std::string, uint64_t>& allocated_by_label() const noexcept { return by_label_; }
-    // dst = src, both in this memory (async on stream()).
+    // dst = src, both in this memory (async on stream()); only where can_copy_on_device().
     virtual void copy(void* dst, const void* src, uint64_t bytes) = 0;
+    virtual bool can_copy_on_device() const noexcept { return true; }
 
     // Recording the work enqueued on stream() into a replayable device graph (a CUDA graph): the
     // token step is captured once and replayed every token. Only when can_capture().

@@ -169,8 +169,17 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
         for (const BatchedStep& b : batched_)
             for (const auto& n : b.graph[0].nodes)
                 if (n.bus_copy.pageable) pageable_bytes = std::max(pageable_bytes, n.bus_copy.bytes);
-        if (pageable_bytes > 0 && cpu_workers_ && BounceBuffers::usable(*memory_))
-            bounce_ = std::make_unique<BounceBuffers>(*memory_, *cpu_workers_, pageable_bytes, kBounceBuffers);
+        if (pageable_bytes > 0 && cpu_workers_ && BounceBuffers::usable(*memory_)) {
+            try {
+                bounce_ = std::make_unique<BounceBuffers>(*memory_, *cpu_workers_, pageable_bytes, kBounceBuffers);
+            } catch (const Error& e) {
+                if (e.kind() != ErrorKind::Device) throw;
+                // Slower prompts, not a failed session: the copies then go straight from the mapping.
+                spdlog::warn("no page-locked bounce buffers for the prompt steps' copies ({}); they copy from the file "
+                             "mapping directly, several times slower",
+                             e.what());
+            }
+        }
         for (BatchedStep& b : batched_)
             for (int p = 0; p < 2; ++p)
                 if (std::any_of(b.graph[p].nodes.begin(), b.graph[p].nodes.end(),
@@ -180,7 +189,7 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     // A prompt's last token may end a batched step when the head can then run alone: it has no CPU
     // part and no bus copy, which run only in the order of a whole step (exec/host_nodes.hpp,
     // exec/bus_copies.hpp); else that token takes a token step with logits.
-    head_alone_ = !batched_.empty();
+    head_alone_ = !batched_.empty() && memory_->can_copy_on_device();
     for (const graph::Graph& g : graph_)
         for (const graph::Node& n : g.nodes)
             if (n.phase == graph::Phase::LogitsOnly && (n.split_cpu_part || n.bus_copy.bytes > 0)) head_alone_ = false;

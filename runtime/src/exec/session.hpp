@@ -96,13 +96,16 @@ public:
     // each, then what is left in batched steps of the powers of two below the chunk, largest first
     // (a 16-token chunk leaves at most 15 = 8 + 4 + 2 + 1: three batched steps and one token step,
     // not 15 token steps; a split session, whose batched steps each stream the host rows, uses only
-    // those of kMinStreamedTailStep tokens or more). State-only, or with `last_logits` the logits of
-    // the last token (logits()), exactly as a step with logits would leave them: where the last token
-    // ends a batched step, the LM head then runs alone on its hidden state (a 512-token prompt at
-    // chunk 64 is 8 batched steps, not 7 + 32 + 16 + ... + 1 and a token step). Every id is checked
-    // and the context is checked to hold them all before anything runs (Usage errors; also an empty
-    // prompt with `last_logits`). Each batched step commits like a step; on an error the session is
-    // left at the last committed step, which position() tells.
+    // those of kMinStreamedTailStep tokens or more, kMinStreamedTailStepWithoutBounce without bounce
+    // buffers). State-only, or with `last_logits` the logits of the last token (logits()), exactly
+    // as a step with logits would leave them: where the last token ends a batched step, the LM head
+    // then runs alone on its hidden state (a 512-token prompt at chunk 64 is 8 batched steps, not
+    // 7 + 32 + 16 + ... + 1 and a token step). Every id is checked and the context is checked to
+    // hold them all before anything runs (Usage errors; also an empty prompt with `last_logits`).
+    // Each batched step commits like a step; on an error the session is left at the last committed
+    // step, which position() tells. NaN/Inf in logits the head computed alone is a Numeric error
+    // with the whole prompt committed (position() after its last token), where a token step with
+    // logits would have left that token uncommitted.
     void prefill(std::span<const int32_t> tokens, bool last_logits = false);
     // Tokens per batched prefill step (1: token by token) and, when 1 although more was asked, why.
     int64_t prefill_chunk() const noexcept { return prefill_chunk_; }

@@ -50,7 +50,8 @@ int64_t rows_of(const gguf::TensorInfo& t) {
 }
 
 // kMinSplitFraction, or DENSE_SPLIT_MIN_PERCENT / 100 (0-100; 0: the even fraction over every layer
-// always), a knob for measurements that the plan and the session both read.
+// always), a knob for measurements; every placement comes from choose_row_split, so plan and
+// session agree.
 double min_split_fraction() {
     return static_cast<double>(env_whole_number("DENSE_SPLIT_MIN_PERCENT",
                                                 static_cast<uint64_t>(kMinSplitFraction * 100 + 0.5), 0, 100)) / 100.0;
@@ -66,8 +67,10 @@ std::map<std::string, int64_t> layers_of(const model::BoundModel& model) {
 }
 
 // The tensors of `tier` that give rows when `remaining` bytes must move: all of them when an even
-// fraction of every tensor would be at least kMinSplitFraction, else only those of evenly spaced
-// layers, so few that each gives up about kMinSplitFraction of its rows (global tensors always).
+// fraction of its layers' tensors would be at least min_split_fraction(), else only the tensors of
+// evenly spaced layers, so few that each gives up about that fraction of its rows. Global tensors
+// (the LM head) then keep theirs; and where the chosen layers cannot cover `remaining` (hybrid layers
+// differ in size), the whole tier gives rows as before.
 //
 // Why: every split layer hands its CPU rows over and joins them back whatever their number (~0.1 ms
 // each on the H200 test machine). 16 GiB at context 32768 moves 0.49 GB to the CPU (and 0.49 GB over
@@ -79,26 +82,31 @@ std::map<std::string, int64_t> layers_of(const model::BoundModel& model) {
 // every layer's CPU part is long and overlaps its GPU part.
 std::vector<const gguf::TensorInfo*> fewest_layers(const std::vector<const gguf::TensorInfo*>& tier,
                                                    const std::map<std::string, int64_t>& layer_of, uint64_t remaining) {
-    uint64_t tier_bytes = 0;
+    uint64_t layer_bytes = 0;
     std::set<int64_t> layers;
-    for (const auto* t : tier) {
-        tier_bytes += static_cast<uint64_t>(rows_of(*t)) * row_bytes(*t);
-        if (auto it = layer_of.find(std::string(t->name)); it != layer_of.end()) layers.insert(it->second);
-    }
-    const double fraction = tier_bytes == 0 ? 1.0 : static_cast<double>(remaining) / static_cast<double>(tier_bytes);
+    for (const auto* t : tier)
+        if (auto it = layer_of.find(std::string(t->name)); it != layer_of.end()) {
+            layer_bytes += static_cast<uint64_t>(rows_of(*t)) * row_bytes(*t);
+            layers.insert(it->second);
+        }
     const double least = min_split_fraction();
-    if (fraction >= least || layers.size() < 2) return tier;
+    if (layers.size() < 2 || layer_bytes == 0) return tier;
+    const double fraction = static_cast<double>(remaining) / static_cast<double>(layer_bytes);
+    if (fraction >= least) return tier;
     const auto n = static_cast<int64_t>(layers.size());
     const int64_t k = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(static_cast<double>(n) * fraction / least)), 1, n);
     const std::vector<int64_t> ordered(layers.begin(), layers.end());
     std::set<int64_t> chosen;  // k of the n layers, evenly spaced: the bus copies and CPU parts spread over the step
     for (int64_t i = 0; i < k; ++i) chosen.insert(ordered[static_cast<size_t>((2 * i + 1) * n / (2 * k))]);
     std::vector<const gguf::TensorInfo*> out;
+    uint64_t out_bytes = 0;
     for (const auto* t : tier) {
         auto it = layer_of.find(std::string(t->name));
-        if (it == layer_of.end() || chosen.count(it->second)) out.push_back(t);
+        if (it == layer_of.end() || !chosen.count(it->second)) continue;
+        out.push_back(t);
+        out_bytes += static_cast<uint64_t>(rows_of(*t)) * row_bytes(*t);
     }
-    return out;
+    return out_bytes >= remaining ? out : tier;
 }
 
 }  // namespace
