@@ -3,18 +3,13 @@
 #include "core/env_number.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "exec/cpu_relax.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
 
-#if defined(__x86_64__) || defined(_M_X64)
-#include <immintrin.h>
-#define DENSE_CPU_RELAX() _mm_pause()
-#else
-#define DENSE_CPU_RELAX() ((void)0)
-#endif
 
 namespace dense::exec {
 
@@ -65,7 +60,7 @@ void BounceBuffers::wait_until_read(const Buffer& b) const {
     const auto start = std::chrono::steady_clock::now();
     for (uint32_t spins = 0; word.load(std::memory_order_acquire) != b.uses; ++spins) {
         if (spins < 4096) {
-            DENSE_CPU_RELAX();
+            cpu_relax();
             continue;
         }
         if (std::chrono::steady_clock::now() - start > std::chrono::seconds(60))
@@ -80,7 +75,7 @@ void BounceBuffers::fill(std::byte* dst, const std::byte* source, uint64_t bytes
     const size_t pieces = static_cast<size_t>((bytes + kFillPieceBytes - 1) / kFillPieceBytes);
     workers_.submit(fill_piece, &f, pieces);
     // The fill is this thread's only work until it is done: spin (a few hundred microseconds).
-    while (f.done.load(std::memory_order_acquire) != pieces) DENSE_CPU_RELAX();
+    while (f.done.load(std::memory_order_acquire) != pieces) cpu_relax();
 }
 
 void BounceBuffers::copy(void* side, void* dst, const void* source, uint64_t bytes) {

@@ -1,26 +1,12 @@
 #include "exec/cpu_workers.hpp"
 
+#include "exec/cpu_relax.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <string>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
-
 namespace dense::exec {
-
-namespace {
-
-void relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    _mm_pause();
-#else
-    std::this_thread::yield();
-#endif
-}
-
-}  // namespace
 
 std::chrono::microseconds CpuWorkers::default_spin() {
     if (const char* v = std::getenv("DENSE_CPU_SPIN_US")) {
@@ -71,7 +57,7 @@ void CpuWorkers::work() {
             // Poll without the lock for a while: the next chunks are usually microseconds away.
             lock.unlock();
             const auto until = Clock::now() + spin_;
-            while (queued_.load(std::memory_order_acquire) == 0 && Clock::now() < until) relax();
+            while (queued_.load(std::memory_order_acquire) == 0 && Clock::now() < until) cpu_relax();
             lock.lock();
         }
         if (queue_.empty() && !stopping_) {

@@ -1,8 +1,7 @@
 #include "exec/host_nodes.hpp"
 
 #include "core/error.hpp"
-
-#include <immintrin.h>
+#include "exec/cpu_relax.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -261,7 +260,7 @@ void HostNodes::dispatch_loop() {
         }
         const auto idle = Clock::now() - last_start;
         if (idle < std::chrono::milliseconds(5))
-            _mm_pause();
+            cpu_relax();
         else if (idle < std::chrono::milliseconds(200))
             std::this_thread::sleep_for(std::chrono::microseconds(20));
         else
