@@ -4,9 +4,10 @@
 // chunk size, with prompts that are not a multiple of it, and across two prefill calls (a second
 // chat turn). Also: the prompt is checked before anything runs, the plan bills the prefill buffers
 // the session allocates, the rest of a prompt after its whole chunks runs in smaller batched steps,
-// and a session with a row split prefills token by token and says why.
+// and a session with a row split batches through the bus staging ring at any bus share.
 #include "bench/step_profile.hpp"
 #include "core/error.hpp"
+#include "plan/bus_staging.hpp"
 #include "plan/plan_fixture.hpp"
 #include "plan/prefill_graph.hpp"
 
@@ -356,18 +357,31 @@ TEST(BatchedPrefill, LastLogitsNeedAToken) {
     EXPECT_EQ(s->position(), 0);
 }
 
-TEST(BatchedPrefill, RowSplitSessionPrefillsTokenByTokenAndSaysWhy) {
+// At bus_read_share 0 a split session batches its prompts too: its batched steps stream every host
+// row from the file mapping through the staging ring (through the bounce buffers), and the result
+// is still bit for bit an unsplit session's token by token.
+TEST(BatchedPrefill, RowSplitSessionAtShareZeroBatchesThroughTheStaging) {
     exec::SessionOptions o;
     o.n_ctx = 32;
     o.threads = 2;
     o.prefill_chunk = 4;
-    o.row_split = split_all_at(tiny(), [](int64_t rows) { return rows / 2; });
+    o.gemv_activation = DENSE_TYPE_Q8_32;
+    o.row_split = split_all_at(tiny(), [](int64_t rows) { return rows / 2 / 8 * 8; });
     exec::Session s(tiny().bound, qwen35_spec(), cpu_ref_packs(), o);
-    EXPECT_EQ(s.prefill_chunk(), 1);  // bus_read_share 0: no staging to stream the host rows through
-    EXPECT_NE(s.prefill_note().find("bus_read_share is 0"), std::string::npos) << s.prefill_note();
-    const auto ids = prompt(6);
-    s.prefill(ids);  // token by token, still correct
-    EXPECT_EQ(s.position(), 6);
+    EXPECT_EQ(s.prefill_chunk(), 4) << s.prefill_note();
+    EXPECT_EQ(s.bus_weight_bytes(), 0u) << "share 0: no rows in page-locked memory";
+    EXPECT_EQ(s.bill().bytes_by_label().at(plan::kBusStagingLabel), plan::bus_staging_slots() * plan::bus_staging_slot_bytes());
+    const auto plain = session(1, DENSE_TYPE_Q8_32, 32);
+    const auto ids = prompt(10);  // 4 + 4 batched, 2 token by token (below kMinStreamedTailStep)
+    s.prefill(ids);
+    plain->prefill(ids);
+    EXPECT_EQ(s.batched_steps_run(), 2u);
+    EXPECT_EQ(s.position(), 10);
+    EXPECT_GT(s.bounced_bytes(), 0u);
+    EXPECT_TRUE(s.snapshot_state() == plain->snapshot_state()) << "recurrent state differs";
+    s.step(9, true);
+    plain->step(9, true);
+    EXPECT_TRUE(same_bits({s.logits().begin(), s.logits().end()}, {plain->logits().begin(), plain->logits().end()}));
 }
 
 }  // namespace

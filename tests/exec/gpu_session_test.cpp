@@ -557,12 +557,15 @@ TEST(GpuSession, LastLogitsFromABatchedStepAreThoseOfAStepWithLogits) {
 TEST(GpuSession, SplitSessionBatchesItsPromptThroughTheBus) {
     REQUIRE_GPU(gpu);
     const std::pair<const char*, double> mixes[] = {{"seed-iq4", 0.99}, {"q4_k", 0.9999}};
-    for (const auto& [mix, bar] : mixes) {
-        SCOPED_TRACE(mix);
+    // Share 0.5: half the host rows from their page-locked copy, half from the file mapping; share 0:
+    // all of them from the mapping (through the bounce buffers), the ring there for the prompts only.
+    for (const auto& [mix, bar] : mixes)
+      for (const double share : {0.5, 0.0}) {
+        SCOPED_TRACE(std::string(mix) + ", share " + std::to_string(share));
         const SynthFile f = synth_tiny(mix);
         const Model& m = *f.model;
         auto plain = session_on(m, *gpu, true, DENSE_TYPE_NONE, std::nullopt, 16);
-        auto split = split_session_on(m, *gpu, split_all_at(m, [](int64_t rows) { return rows / 2 / 8 * 8; }), true, 0.5);
+        auto split = split_session_on(m, *gpu, split_all_at(m, [](int64_t rows) { return rows / 2 / 8 * 8; }), true, share);
         ASSERT_GT(split->prefill_chunk(), 1) << split->prefill_note();
         const auto vocab = static_cast<int32_t>(plain->n_vocab());
         // 48 tokens: whole batched steps at the split's chunk (64: 32 + 16) and at the plain
@@ -582,7 +585,7 @@ TEST(GpuSession, SplitSessionBatchesItsPromptThroughTheBus) {
             EXPECT_EQ(argmax(split->logits()), argmax(plain->logits()));
         }
         EXPECT_GT(split->host_split_stats().jobs, 0u) << "the token steps' CPU rows ran as host jobs";
-    }
+      }
 }
 
 TEST(GpuSession, RowSplitLayerObserverChangesNoResult) {

@@ -402,13 +402,22 @@ TEST(RowSplitBill, GpuHoldsPrefixRowsAndCpuBytesAreBilled) {
     EXPECT_LE(std::llabs(static_cast<int64_t>(split.weight_bytes + rs.cpu_bytes) -
                          static_cast<int64_t>(whole.weight_bytes)),
               256 * n_tensors);
-    // Nothing else changes, but that a split session prefills token by token: no prefill buffers.
-    const auto prefill = whole.bytes_by_label();
-    ASSERT_EQ(prefill.count(plan::kPrefillBuffersLabel), 1u);
-    EXPECT_EQ(split.bytes_by_label().count(plan::kPrefillBuffersLabel), 0u);
-    EXPECT_EQ(whole.peak() - split.peak(),
-              whole.weight_bytes - split.weight_bytes + prefill.at(plan::kPrefillBuffersLabel));
+    // Nothing else changes but the bus staging ring that the split's batched prompt steps stream its
+    // host rows through (plan/bus_staging.hpp, at share 0 too); the prefill buffers stay the same.
+    const auto whole_labels = whole.bytes_by_label(), split_labels = split.bytes_by_label();
+    const uint64_t ring = plan::bus_staging_slots() * plan::bus_staging_slot_bytes();
+    ASSERT_EQ(whole_labels.count(plan::kPrefillBuffersLabel), 1u);
+    EXPECT_EQ(split_labels.at(plan::kPrefillBuffersLabel), whole_labels.at(plan::kPrefillBuffersLabel));
+    EXPECT_EQ(split_labels.at(plan::kBusStagingLabel), ring);
+    EXPECT_EQ(static_cast<int64_t>(split.peak()) - static_cast<int64_t>(whole.peak()),
+              static_cast<int64_t>(ring) - static_cast<int64_t>(whole.weight_bytes - split.weight_bytes));
     EXPECT_EQ(split.peak(), split.allocated() + split.reserve);
+    // Token by token (prefill_chunk 1): neither the ring nor prefill buffers.
+    auto token_by_token = request;
+    token_by_token.prefill_chunk = 1;
+    const auto tbt = plan::make_plan(m.bound, qwen35_spec(), nullptr, token_by_token).bytes_by_label();
+    EXPECT_EQ(tbt.count(plan::kPrefillBuffersLabel), 0u);
+    EXPECT_EQ(tbt.count(plan::kBusStagingLabel), 0u);
 
     // A broken placement is refused before anything is billed.
     auto bad = request;
@@ -416,17 +425,23 @@ TEST(RowSplitBill, GpuHoldsPrefixRowsAndCpuBytesAreBilled) {
     EXPECT_THROW(plan::make_plan(m.bound, qwen35_spec(), nullptr, bad), Error);
 }
 
-// With bus_read_share > 0 a split also bills its staging ring (plan/bus_staging.hpp): one more
-// allocation under its label, exactly its bytes on top of the same split's peak; without a split, or
-// at share 0, nothing.
+// A split bills its staging ring (plan/bus_staging.hpp) where the token step copies a bus share
+// (bus_read_share > 0) or its batched prompt steps stream the host rows (prefill_chunk > 1, at share
+// 0 too): one more allocation under its label, exactly its bytes on top of the same split's peak;
+// without a split, or token by token at share 0, nothing.
 TEST(RowSplitBill, BusShareBillsTheStagingRing) {
     const Model& m = tiny();
     const auto rs = plan::choose_row_split(m.bound, qwen35_spec(), plan::make_plan(m.bound, qwen35_spec(), nullptr, absent_gpu(256)).weight_bytes / 4);
     auto request = absent_gpu(256);
     request.row_split = rs.placement;
+    request.prefill_chunk = 1;
     const auto plain = plan::make_plan(m.bound, qwen35_spec(), nullptr, request);
+    request.prefill_chunk = 16;
+    const auto share0 = plan::make_plan(m.bound, qwen35_spec(), nullptr, request);
     request.bus_read_share = 0.5;
     const auto bus = plan::make_plan(m.bound, qwen35_spec(), nullptr, request);
+    request.prefill_chunk = 1;
+    const auto bus_token_by_token = plan::make_plan(m.bound, qwen35_spec(), nullptr, request);
     const uint64_t ring = plan::bus_staging_slots() * plan::bus_staging_slot_bytes();
     // With the ring the split session also batches its prompts (every host row streamed through the
     // ring once per step): the prefill buffers come with it; without, it prefills token by token.
@@ -440,6 +455,9 @@ TEST(RowSplitBill, BusShareBillsTheStagingRing) {
     EXPECT_EQ(bus.peak() - plain.peak(), ring + prefill(bus));
     EXPECT_EQ(bus.bytes_by_label().at(plan::kBusStagingLabel), ring);
     EXPECT_EQ(plain.bytes_by_label().count(plan::kBusStagingLabel), 0u);
+    EXPECT_EQ(share0.bytes_by_label(), bus.bytes_by_label()) << "batched prompts at share 0 need the same ring";
+    EXPECT_EQ(bus_token_by_token.peak() - plain.peak(), ring) << "a bus share needs the ring, prompts or not";
+    EXPECT_EQ(prefill(bus_token_by_token), 0u);
     EXPECT_EQ(bus.peak(), bus.allocated() + bus.reserve);
     auto unsplit = absent_gpu(256);
     unsplit.bus_read_share = 0.5;
@@ -450,12 +468,16 @@ TEST(RowSplitBill, BusShareBillsTheStagingRing) {
     const auto report = plan::plan_and_judge(m.bound, qwen35_spec(), nullptr, unsplit, budget, false, "tiny");
     ASSERT_TRUE(report.split.has_value());
     EXPECT_EQ(report.split->bus_staging, ring);
-    EXPECT_NE(plan::to_text(report).find("of it the staging of bus_read_share"), std::string::npos);
+    EXPECT_NE(plan::to_text(report).find("of it the bus staging"), std::string::npos);
 }
 
+// With `prefill_chunk: auto`, a split whose batched prompt steps (the staging ring, 64 MiB, and their
+// scratch) would not fit prefills token by token instead, and the report says so: here the tiny
+// model is smaller than the ring.
 TEST(RowSplitBill, OverBudgetReportShowsTheSplitThatFits) {
     const Model& m = tiny();
-    const auto request = absent_gpu(256);
+    auto request = absent_gpu(256);
+    request.prefill_chunk = -1;
     const auto whole = plan::make_plan(m.bound, qwen35_spec(), nullptr, request);
     const plan::Budget budget{whole.peak() - whole.weight_bytes / 3, "test"};
     const auto report = plan::plan_and_judge(m.bound, qwen35_spec(), nullptr, request, budget, false, "tiny");
@@ -463,6 +485,8 @@ TEST(RowSplitBill, OverBudgetReportShowsTheSplitThatFits) {
     ASSERT_TRUE(report.split.has_value());
     EXPECT_TRUE(report.split->fits);
     EXPECT_LE(report.split->peak, budget.bytes);
+    EXPECT_EQ(report.split->prefill_chunk, 1);
+    EXPECT_EQ(report.split->bus_staging, 0u);
     // What leaves the GPU: the host table (token_embd) first, then CPU rows for the rest.
     EXPECT_GT(report.split->host_table_bytes, 0u);
     EXPECT_GE(report.split->cpu_read_bytes + report.split->host_table_bytes, report.verdict->bytes_to_cpu);
@@ -470,6 +494,7 @@ TEST(RowSplitBill, OverBudgetReportShowsTheSplitThatFits) {
     const std::string text = plan::to_text(report);
     EXPECT_NE(text.find("row split it would use"), std::string::npos) << text;
     EXPECT_NE(text.find("ffn_gate"), std::string::npos) << text;
+    EXPECT_NE(text.find("with the row split, prompts run token by token"), std::string::npos) << text;
     const std::string json = plan::to_json(report);
     EXPECT_NE(json.find("\"row_split\": {"), std::string::npos) << json;
 

@@ -50,6 +50,11 @@ void place_in_vram(const LoadedModel& model, const packs::PackManager& packs, ex
                      target.label, budget->source, format_bytes(report.split->cpu_read_bytes), cpu_tensors, tables,
                      format_bytes(report.split->peak), format_bytes(report.verdict->budget));
         options.row_split = report.split->placement;
+        if (options.prefill_chunk < 0 && report.split->prefill_chunk == 1) {
+            spdlog::info("VRAM plan: with the row split, prompts run token by token (the batched steps' bus staging "
+                         "and scratch do not fit beside it)");
+            options.prefill_chunk = 1;
+        }
         return;
     }
     if (!report.verdict->fits)

@@ -74,7 +74,11 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     // The device's share of the host rows, copied over the bus each token from a page-locked copy
     // into a ring of staging slots (exec/bus_rows.hpp, exec/bus_copies.hpp).
     std::map<const gguf::TensorInfo*, int64_t> bus_rows;
-    const uint64_t bus_staging = plan::bus_staging_bytes(options.bus_read_share, split);
+    // The ring serves the token step's bus share and the batched steps, which stream every host row
+    // through it (at share 0 too). A pack that cannot copy beside the step (before ABI 1.6) gets no
+    // ring for the prompts: token by token then, as prefill_chunk_for says.
+    const uint64_t bus_staging = plan::bus_staging_bytes(
+        options.bus_read_share, split, memory_->can_overlap_copies() ? options.prefill_chunk : int64_t{1}, device.kind());
     if (bus_staging > 0) {
         std::vector<const gguf::TensorInfo*> tensors;
         for (const auto& [t, keep] : device_rows) {

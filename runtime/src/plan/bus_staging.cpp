@@ -1,6 +1,7 @@
 #include "plan/bus_staging.hpp"
 
 #include "core/env_number.hpp"
+#include "plan/prefill_graph.hpp"
 
 namespace dense::plan {
 
@@ -10,9 +11,11 @@ uint64_t bus_staging_slot_bytes() {
     return env_whole_number("DENSE_BUS_SLOT_MIB", kBusStagingSlotBytes >> 20, 1, 1024) << 20;
 }
 
-uint64_t bus_staging_bytes(double bus_read_share, const Placement* split) {
-    return split != nullptr && split->splits_any() && bus_read_share > 0 ? bus_staging_slots() * bus_staging_slot_bytes()
-                                                                         : 0;
+uint64_t bus_staging_bytes(double bus_read_share, const Placement* split, int64_t prefill_chunk, dense_device_kind kind) {
+    const bool batches = (prefill_chunk < 0 ? default_prefill_chunk(kind) : prefill_chunk) > 1;
+    return split != nullptr && split->splits_any() && (bus_read_share > 0 || batches)
+               ? bus_staging_slots() * bus_staging_slot_bytes()
+               : 0;
 }
 
 }  // namespace dense::plan

@@ -1,7 +1,8 @@
 // The VRAM that weight rows copied over the bus pass through (exec/bus_copies.hpp): when a row
 // split gives the GPU a share of its host rows (run config `bus_read_share`), those rows are kept in
 // page-locked host memory and copied, a chunk at a time, into a ring of staging slots in VRAM by a
-// second stream while the step runs; the GEMV of each chunk then reads VRAM at full speed.
+// second stream while the step runs; the GEMV of each chunk then reads VRAM at full speed. A split
+// session's batched prompt steps stream every host row through the same ring (at share 0 too).
 //
 // Why copies and not kernels that read host memory in place (session 8): on the H200 test machine
 // the pack's GEMV kernels read page-locked host memory at 14-38 GB/s alone and ~22 GB/s in the
@@ -12,6 +13,8 @@
 #pragma once
 
 #include "plan/row_split.hpp"
+
+#include <dense/abi/dense_abi.h>
 
 #include <cstdint>
 
@@ -29,8 +32,10 @@ uint64_t bus_staging_slot_bytes();
 // The label the staging ring is allocated with (exec/session.cpp) and billed under.
 inline constexpr const char* kBusStagingLabel = "bus staging";
 
-// Bytes of the staging ring a session allocates: all slots when a row split is given and the share
-// is positive, else 0.
-uint64_t bus_staging_bytes(double bus_read_share, const Placement* split);
+// Bytes of the staging ring a session allocates: all slots when a row split is given and either the
+// share is positive (the token step's copies) or the session batches its prompts (`prefill_chunk`
+// as the run config asks it, < 0 the default for `kind`, above 1: each batched step streams every
+// host row through the ring, at share 0 too), else 0.
+uint64_t bus_staging_bytes(double bus_read_share, const Placement* split, int64_t prefill_chunk, dense_device_kind kind);
 
 }  // namespace dense::plan

@@ -27,7 +27,8 @@ dense_type_id assumed_gpu_activation(dense_type_id weight) {
 int64_t request_prefill_chunk(const PlanRequest& request) {
     const Placement* split = request.row_split ? &*request.row_split : nullptr;
     return prefill_chunk_for(request.prefill_chunk, request.target.kind, split != nullptr && split->splits_any(),
-                             bus_staging_bytes(request.bus_read_share, split) > 0, nullptr);
+                             bus_staging_bytes(request.bus_read_share, split, request.prefill_chunk, request.target.kind) > 0,
+                             nullptr);
 }
 
 VramBill make_plan(const model::BoundModel& model, const model::ModelSpec& spec, const packs::PackManager* packs,
@@ -83,7 +84,8 @@ VramBill make_plan(const model::BoundModel& model, const model::ModelSpec& spec,
                                                                   *target.device));
     }
     VramBill bill = bill_session(model, graph, target.kind, request.kv_type, workspace, target.label, split,
-                                 bus_staging_bytes(request.bus_read_share, split), prefill ? &*prefill : nullptr);
+                                 bus_staging_bytes(request.bus_read_share, split, request.prefill_chunk, target.kind),
+                                 prefill ? &*prefill : nullptr);
     if (!target.device && target.kind != DENSE_DEVICE_CPU)
         bill.notes.push_back("no kernel pack can be asked about " + target.label +
                              ": activation formats assumed as dense-rt's CUDA packs pair them (Q8_32; F32 for float "

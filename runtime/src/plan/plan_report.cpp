@@ -104,7 +104,7 @@ std::string to_text(const PlanReport& r) {
                           grouped(k.cpu_bytes).c_str(), mib(k.cpu_bytes));
             out += line;
         }
-        out += "  with it: peak " + grouped(s.peak) + " bytes (" + format_bytes(s.peak) + (s.bus_staging > 0 ? ", " + format_bytes(s.bus_staging) + " of it the staging of bus_read_share" : std::string()) + "), " +
+        out += "  with it: peak " + grouped(s.peak) + " bytes (" + format_bytes(s.peak) + (s.bus_staging > 0 ? ", " + format_bytes(s.bus_staging) + " of it the bus staging" : std::string()) + "), " +
                (s.fits ? "fits" : "still over") + " the budget; the CPU reads " + grouped(s.cpu_read_bytes) +
                " bytes per token (" +
                (s.fits ? "--allow-cpu-split accepts it; a run with `placement: auto` uses it" : "no split fits") + ")\n";
@@ -164,6 +164,7 @@ std::string to_json(const PlanReport& r) {
                           {"cpu_read_bytes", r.split->cpu_read_bytes},
                           {"peak_bytes", r.split->peak},
                           {"bus_staging_bytes", r.split->bus_staging},
+                          {"prefill_chunk", r.split->prefill_chunk},
                           {"host_tables", r.split->host_tables},
                           {"host_table_bytes", r.split->host_table_bytes},
                           {"fits", r.split->fits}};

@@ -26,7 +26,8 @@ struct PlanReport {
         uint64_t cpu_read_bytes = 0;  // weight bytes the CPU would read per token
         uint64_t peak = 0;            // the bill's peak with the split
         bool fits = false;            // peak <= budget
-        uint64_t bus_staging = 0;     // of the peak: the staging ring of bus_read_share (plan/bus_staging.hpp)
+        uint64_t bus_staging = 0;     // of the peak: the bus staging ring (plan/bus_staging.hpp)
+        int64_t prefill_chunk = 1;    // prompt tokens per batched step with the split (1: token by token)
         Placement placement;          // the rows themselves (what a session runs with)
         std::vector<std::string> host_tables;  // tables left in page-locked host memory (token_embd)
         uint64_t host_table_bytes = 0;         // their bytes (off the GPU; the device reads a row per token)

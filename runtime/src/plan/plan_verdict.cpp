@@ -76,7 +76,6 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
     if (!report.verdict->fits && report.verdict->split_can_fit && request.target.kind != DENSE_DEVICE_CPU) {
         // The split moves row bytes; the arena saves slot bytes (256-byte rounding per tensor), so
         // ask again for what is still over until it fits or nothing more can move.
-        uint64_t ask = report.verdict->bytes_to_cpu;
         CpuGemvFast cpu_fast;
         if (packs != nullptr) {
             std::function<dense_type_id(dense_type_id)> act = assumed_gpu_activation;
@@ -85,23 +84,44 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
         }
         // DENSE_HOST_TABLES=0 keeps token_embd in VRAM (for A/B measurements of the host tables).
         const bool tables_to_host = request.target.maps_host_memory && env_whole_number("DENSE_HOST_TABLES", 1, 0, 1) == 1;
-        for (int attempt = 0; attempt < 8; ++attempt) {
-            const RowSplit rs = choose_row_split(model, spec, ask, cpu_fast, tables_to_host);
-            PlanRequest r = req;
-            r.row_split = rs.placement;
-            const VramBill b = make_plan(model, spec, packs, r);
-            report.split = PlanReport::Split{rs.kinds,           b.cpu_read_bytes,
-                                             b.peak(),           b.peak() <= budget->bytes,
-                                             bus_staging_bytes(r.bus_read_share, &*r.row_split),
-                                             rs.placement,       rs.host_tables,
-                                             rs.host_table_bytes};
-            if (report.split->fits || !rs.enough) break;
-            // Ask for what is still over, doubled on each attempt: the bill need not fall byte for
-            // byte with the rows moved (the device's op workspaces follow the split's shapes), and
-            // asking the same small amount again can land on the same over-budget split every time
-            // (session 11: --vram-budget 7880MiB was refused on the H200, 118 KB over, while 7800MiB
-            // fitted). A split a few tiles larger than needed costs little; a refused run costs all.
-            ask += (b.peak() - budget->bytes) << attempt;
+        const auto try_split = [&](int64_t prefill_chunk) {
+            uint64_t ask = report.verdict->bytes_to_cpu;
+            for (int attempt = 0; attempt < 8; ++attempt) {
+                const RowSplit rs = choose_row_split(model, spec, ask, cpu_fast, tables_to_host);
+                PlanRequest r = req;
+                r.row_split = rs.placement;
+                r.prefill_chunk = prefill_chunk;
+                const VramBill b = make_plan(model, spec, packs, r);
+                report.split = PlanReport::Split{rs.kinds,
+                                                 b.cpu_read_bytes,
+                                                 b.peak(),
+                                                 b.peak() <= budget->bytes,
+                                                 bus_staging_bytes(r.bus_read_share, &*r.row_split, prefill_chunk,
+                                                                   r.target.kind),
+                                                 request_prefill_chunk(r),
+                                                 rs.placement,
+                                                 rs.host_tables,
+                                                 rs.host_table_bytes};
+                if (report.split->fits || !rs.enough) break;
+                // Ask for what is still over, doubled on each attempt: the bill need not fall byte for
+                // byte with the rows moved (the device's op workspaces follow the split's shapes), and
+                // asking the same small amount again can land on the same over-budget split every time
+                // (session 11: --vram-budget 7880MiB was refused on the H200, 118 KB over, while 7800MiB
+                // fitted). A split a few tiles larger than needed costs little; a refused run costs all.
+                ask += (b.peak() - budget->bytes) << attempt;
+            }
+        };
+        try_split(req.prefill_chunk);
+        // With `auto`, a split whose batched prompt steps (their staging ring and scratch) do not fit
+        // beside it prefills token by token instead: slow prompts, not a refused run.
+        if (!report.split->fits && request.prefill_chunk < 0 && report.split->prefill_chunk > 1) {
+            const PlanReport::Split batched = *report.split;
+            try_split(1);
+            if (report.split->fits)
+                report.bill.notes.push_back("with the row split, prompts run token by token: the batched steps' bus "
+                                            "staging and scratch do not fit beside it (prefill_chunk: auto)");
+            else
+                report.split = batched;
         }
     }
     return report;

@@ -15,8 +15,8 @@ int64_t prefill_chunk_for(int64_t requested, dense_device_kind kind, bool split,
     const int64_t chunk = requested < 0 ? default_prefill_chunk(kind) : std::max<int64_t>(requested, 1);
     if (chunk > 1 && split && !bus_staging) {
         if (why != nullptr)
-            *why = "the weights are split onto the CPU and bus_read_share is 0: no VRAM staging to stream the host "
-                   "rows through once per batched step";
+            *why = "the weights are split onto the CPU and the device's pack cannot copy weight rows beside the step "
+                   "(before ABI 1.6): no VRAM staging to stream the host rows through once per batched step";
         return 1;
     }
     return chunk;

@@ -33,9 +33,9 @@ int64_t default_prefill_chunk(dense_device_kind kind) noexcept;
 int64_t smallest_auto_prefill_chunk(dense_device_kind kind) noexcept;
 
 // The chunk a session uses: `requested` (< 0: the default for `kind`), or 1 where the session
-// cannot batch — a row split without bus staging (bus_read_share 0): a batched step streams the
-// host rows through the staging (graph/step_lowering.cpp), and the CPU would read them once per
-// token — with the reason in *why.
+// cannot batch — a row split without bus staging (plan/bus_staging.hpp: only where the device cannot
+// copy beside the step): a batched step streams the host rows through the staging
+// (graph/step_lowering.cpp), and the CPU would read them once per token — with the reason in *why.
 int64_t prefill_chunk_for(int64_t requested, dense_device_kind kind, bool split, bool bus_staging, std::string* why);
 
 // The batched graph of `tokens` tokens built with `go` (its tokens set here), or nullopt (reason in
