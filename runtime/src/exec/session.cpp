@@ -361,10 +361,7 @@ void Session::run_head_alone() {
         memory_->to_host(logits_host_.data(), buffers_[g.logits], logits_host_.size() * 4);
         memory_->sync();
     } catch (...) {
-        try {
-            memory_->sync();
-        } catch (...) {
-        }
+        sync_ignoring_errors();
         throw;
     }
     if (io[3] != 0)
@@ -395,10 +392,7 @@ void Session::run_batch(BatchedStep& b, std::span<const int32_t> tokens, void* m
         memory_->to_host(io + 3 * t_count, b.inputs + 3 * t_count, 4);
         memory_->sync();
     } catch (...) {
-        try {
-            memory_->sync();
-        } catch (...) {
-        }
+        sync_ignoring_errors();
         throw;
     }
     if (io[3 * t_count] != 0)
@@ -414,12 +408,18 @@ void Session::run_batch(BatchedStep& b, std::span<const int32_t> tokens, void* m
                      (t_count - 1) * static_cast<size_t>(g.n_embd) * sizeof(float);
 }
 
-Session::~Session() {
-    // Nothing of a step may still run when the staging and the workers go.
+// After a failure (or at the end): nothing enqueued may still run when the caller goes on; a second
+// error here is not the one to report.
+void Session::sync_ignoring_errors() noexcept {
     try {
         memory_->sync();
     } catch (...) {
     }
+}
+
+Session::~Session() {
+    // Nothing of a step may still run when the staging and the workers go.
+    sync_ignoring_errors();
     for (auto& h : host_nodes_)
         if (h) h->drain();
 }
@@ -597,10 +597,7 @@ void Session::step_with(int32_t token, bool want_logits, void* marks) {
         for (auto& h : host_nodes_)
             if (h) h->throw_if_failed(position_);
     } catch (...) {
-        try {
-            memory_->sync();  // nothing of this step may still be in flight when the caller continues
-        } catch (...) {
-        }
+        sync_ignoring_errors();  // nothing of this step may still be in flight when the caller continues
         for (auto& h : host_nodes_)
             if (h) h->drain();
         throw;

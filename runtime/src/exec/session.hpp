@@ -173,6 +173,8 @@ private:
     };
 
     void step_with(int32_t token, bool want_logits, void* marks);
+    // memory_->sync(), swallowing its error: after a failed step, before the original is rethrown.
+    void sync_ignoring_errors() noexcept;
     // Usage errors for a prompt id out of range or a prompt that does not fit the context.
     void check_prompt(std::span<const int32_t> tokens) const;
     // Whether prefill() uses batched step `b` for the rest of a prompt (see session.cpp).
