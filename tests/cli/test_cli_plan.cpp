@@ -133,6 +133,10 @@ TEST(CliPlan, OverBudgetShowsTheRowSplitAndAllowCpuSplitAcceptsIt) {
     ASSERT_TRUE(j["row_split"].is_object()) << j.dump();
     EXPECT_TRUE(j["row_split"]["fits"].get<bool>());
     EXPECT_LE(j["row_split"]["peak_bytes"].get<uint64_t>(), budget);
+    // The 64 MiB bus staging ring is larger than this whole model: `bus_read_share: auto` (the
+    // default) gives it up, and the CPU reads every host row, token by token.
+    EXPECT_EQ(j["row_split"]["bus_read_share"].get<double>(), 0.0) << j.dump();
+    EXPECT_EQ(j["row_split"]["bus_staging_bytes"].get<uint64_t>(), 0u) << j.dump();
     // Off the GPU: token_embd whole as a host table (read by row over the bus), then CPU rows.
     EXPECT_EQ(j["row_split"]["host_tables"], nlohmann::json::array({"token_embd.weight"})) << j.dump();
     EXPECT_GE(j["row_split"]["cpu_read_bytes"].get<uint64_t>() + j["row_split"]["host_table_bytes"].get<uint64_t>(),
@@ -183,8 +187,15 @@ TEST(CliPlan, BadValuesAreClearErrors) {
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("--kv-type must be f16 or f32"), std::string::npos) << r.err;
     r = run_dense_rt("--config configs/tiny.yaml --bus-read-share 1.5 plan --vram-budget 8GiB");
-    EXPECT_NE(r.exit_code, 0);
-    EXPECT_NE(r.err.find("--bus-read-share"), std::string::npos) << r.err;
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("--bus-read-share: '1.5' is not 'auto' or a share between 0 and 1"), std::string::npos) << r.err;
+    r = run_dense_rt("--config configs/tiny.yaml --bus-read-share half plan --vram-budget 8GiB");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("--bus-read-share: 'half'"), std::string::npos) << r.err;
+    for (const char* ok : {"auto", "0.25"}) {
+        r = run_dense_rt(std::string("--config configs/tiny.yaml --bus-read-share ") + ok + " plan --vram-budget 8GiB");
+        EXPECT_EQ(r.exit_code, 0) << ok << ": " << r.err;
+    }
 
     const auto dir = dense::test::scratch_dir("plan-bad-config");
     const auto cfg = dir / "bad.yaml";

@@ -9,6 +9,7 @@
 #include "exec/bus_copies.hpp"
 #include "exec/bus_rows.hpp"
 #include "exec/session.hpp"
+#include "plan/bus_share.hpp"
 #include "plan/bus_staging.hpp"
 #include "graph/graph_builder.hpp"
 #include "plan/plan_fixture.hpp"
@@ -555,6 +556,17 @@ TEST(BusRows, CpuSessionWithBusRowsIsBitIdenticalToNoSplit) {
         }
         EXPECT_EQ(s->host_split_stats().jobs > 0, share < 1) << "the CPU rows ran as host jobs";
     }
+    // bus_read_share auto on the CPU: there is no bus, so share 0 (no staging, nothing measured),
+    // and the split computes what the unsplit session does, bit for bit.
+    auto automatic = session(half, plan::kAutoBusShare);
+    EXPECT_EQ(automatic->bus_read_share(), 0.0);
+    EXPECT_TRUE(automatic->bus_share_note().empty());
+    EXPECT_EQ(automatic->bus_weight_bytes(), 0u);
+    EXPECT_EQ(automatic->bill().bytes_by_label().count(plan::kBusStagingLabel), 0u);
+    const auto got = run(*automatic, false);
+    for (size_t i = 0; i < got.size(); ++i)
+        EXPECT_EQ(std::memcmp(got[i].data(), reference[i].data(), got[i].size() * sizeof(float)), 0) << "step " << i;
+    EXPECT_GT(automatic->host_split_stats().jobs, 0u);
 }
 
 }  // namespace

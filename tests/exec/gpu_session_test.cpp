@@ -5,6 +5,7 @@
 #include "common/pack_loading.hpp"
 #include "common/test_paths.hpp"
 #include "exec/session_fixture.hpp"
+#include "plan/bus_share.hpp"
 #include "plan/plan_fixture.hpp"
 #include "plan/weight_arena.hpp"
 #include "synth/synth_model.hpp"
@@ -300,7 +301,24 @@ void split_matches_unsplit(const std::string& mix, SplitBar bar, double bus_shar
         SCOPED_TRACE(mix + ", split " + c.name + ", bus share " + std::to_string(bus_share));
         auto split = split_session_on(m, *gpu, c.placement, true, bus_share);
         EXPECT_GT(split->bill().cpu_read_bytes, 0u);
-        if (bus_share > 0) {
+        // auto (plan/bus_share.hpp): the share measured and chosen at load, and what from.
+        const double share = split->bus_read_share();
+        if (plan::is_auto_bus_share(bus_share)) {
+            EXPECT_GE(share, 0.0);
+            EXPECT_LE(share, 1.0);
+            EXPECT_NE(split->bus_share_note().find("GB/s"), std::string::npos) << split->bus_share_note();
+            std::printf("[ %s split %s ] bus_read_share auto: %s\n", mix.c_str(), c.name.c_str(),
+                        split->bus_share_note().c_str());
+        } else {
+            EXPECT_EQ(share, bus_share);
+            EXPECT_TRUE(split->bus_share_note().empty());
+        }
+        if (plan::is_auto_bus_share(bus_share)) {
+            if (share == 0) {
+                EXPECT_EQ(split->bus_weight_bytes(), 0u);
+            }
+            EXPECT_LE(split->bus_weight_bytes(), split->bill().cpu_read_bytes);
+        } else if (bus_share > 0) {
             EXPECT_GT(split->bus_weight_bytes(), 0u);
             EXPECT_LE(split->bus_weight_bytes(), split->bill().cpu_read_bytes);
         } else {
@@ -330,7 +348,8 @@ void split_matches_unsplit(const std::string& mix, SplitBar bar, double bus_shar
             EXPECT_EQ(tokens, plain_tokens);
         }
         const auto stats = split->host_split_stats();
-        if (bus_share < 1) {  // at 1 the GPU reads every host row: no CPU part at all
+        // At 1 the GPU reads every host row: no CPU part at all (auto: whatever rows its share left).
+        if (plan::is_auto_bus_share(bus_share) ? split->bus_weight_bytes() < split->bill().cpu_read_bytes : bus_share < 1) {
             EXPECT_GT(stats.jobs, 0u);
             EXPECT_GT(stats.bytes_to_host, 0u);
             EXPECT_GT(stats.bytes_to_device, 0u);
@@ -340,7 +359,7 @@ void split_matches_unsplit(const std::string& mix, SplitBar bar, double bus_shar
         const auto same = std::mismatch(tokens.begin(), tokens.end(), plain_tokens.begin()).first - tokens.begin();
         std::printf("[ %s split %s, bus share %.2f ] logits cosine per position:%s; greedy tokens agree for %td of 16; "
                     "%llu CPU GEMV parts, %.1f ms CPU, %.1f ms waited; %llu bytes of rows read over the bus\n",
-                    mix.c_str(), c.name.c_str(), bus_share, per_position.c_str(), same,
+                    mix.c_str(), c.name.c_str(), share, per_position.c_str(), same,
                     static_cast<unsigned long long>(stats.jobs), stats.cpu_ms, stats.wait_ms,
                     static_cast<unsigned long long>(split->bus_weight_bytes()));
     }
@@ -369,6 +388,13 @@ TEST(GpuSession, RowSplitMatchesTheUnsplitStep) { split_matches_unsplit("seed-iq
 TEST(GpuSession, BusRowsF32ModelMatchTheUnsplitStep) {
     split_matches_unsplit("f32", {0.99999, 0, true}, 0.5);
     split_matches_unsplit("f32", {0.99999, 0, true}, 1.0);
+}
+
+// bus_read_share auto: the session measures the bus, CPU and GPU rates on its biggest split weight
+// at load and picks the share from them; whatever it picks, the step computes what the unsplit one
+// does (the same bar as the fixed shares).
+TEST(GpuSession, AutoBusShareIsMeasuredAndMatchesTheUnsplitStep) {
+    split_matches_unsplit("f32", {0.99999, 0, true}, plan::kAutoBusShare);
 }
 
 TEST(GpuSession, BusRowsMatchTheUnsplitStep) {

@@ -76,6 +76,14 @@ chat: {system_prompt: "be brief", thinking: true}
     EXPECT_EQ(c.chat.system_prompt, "be brief");
 }
 
+// bus_read_share is chosen at load unless the config sets it (plan/bus_share.hpp).
+TEST(RunConfig, BusReadShareIsAutoUnlessSet) {
+    EXPECT_TRUE(RunConfig::parse("model: m.gguf\n", "/tmp/cfg/run.yaml").bus_read_share < 0);
+    EXPECT_EQ(RunConfig::parse("model: m.gguf\nbus_read_share: auto\n", "/tmp/cfg/run.yaml").bus_read_share,
+              dense::model::kAutoBusShare);
+    EXPECT_DOUBLE_EQ(RunConfig::parse("model: m.gguf\nbus_read_share: 0\n", "/tmp/cfg/run.yaml").bus_read_share, 0.0);
+}
+
 TEST(RunConfig, UnknownKeysAreNamedWithTheirPath) {
     std::string msg = config_error("model: m.gguf\ncontxt: 10\n");
     EXPECT_NE(msg.find("unknown key 'contxt'"), std::string::npos) << msg;
@@ -101,8 +109,9 @@ TEST(RunConfig, WrongTypesAndValuesAreNamed) {
               std::string::npos);
     EXPECT_NE(config_error("model: m.gguf\nkeep_page_cache: yes please\n").find("'keep_page_cache' must be true or false"),
               std::string::npos);
-    EXPECT_NE(config_error("model: m.gguf\nbus_read_share: 1.5\n").find("'bus_read_share' must be between 0 and 1"),
+    EXPECT_NE(config_error("model: m.gguf\nbus_read_share: 1.5\n").find("'bus_read_share' must be 'auto' or between 0 and 1"),
               std::string::npos);
+    EXPECT_NE(config_error("model: m.gguf\nbus_read_share: fast\n").find("bus_read_share"), std::string::npos);
     EXPECT_NE(config_error("model: m.gguf\nprefill_chunk: 0\n").find("'prefill_chunk' must be 'auto' or 1..512"),
               std::string::npos);
     EXPECT_NE(config_error("model: m.gguf\nprefill_chunk: 513\n").find("'prefill_chunk' must be 'auto' or 1..512"),

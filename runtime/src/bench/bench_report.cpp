@@ -61,6 +61,8 @@ std::string to_markdown(const BenchReport& r) {
               << (sp.waits_timed ? "device waited " + fmt("%.2f", sp.wait_ms_per_step) + " ms"
                                  : std::string("handed over by words in host memory (the device's waits are not timed)"))
               << ", " << fmt("%.1f", sp.bus_bytes_per_step / 1024.0) << " KiB over the bus\n";
+            o << "bus read share: " << fmt("%.2f", sp.bus_read_share)
+              << (sp.bus_share_auto.empty() ? std::string(" (set)") : " (auto: " + sp.bus_share_auto + ")") << "\n";
         }
         o << "\n";
         o << "| test | depth | t/s | ± | weight GB/s | of read ceiling | TTFT ms |\n";
@@ -115,7 +117,9 @@ std::string to_json(const BenchReport& r) {
                           {"threads", r.split->threads},
                           {"wait_ms_per_step", r.split->wait_ms_per_step},
                           {"waits_timed", r.split->waits_timed},
-                          {"bus_bytes_per_step", r.split->bus_bytes_per_step}};
+                          {"bus_bytes_per_step", r.split->bus_bytes_per_step},
+                          {"bus_read_share", r.split->bus_read_share},
+                          {"bus_share_auto", r.split->bus_share_auto}};
     if (r.ceiling)
         j["bandwidth_ceiling"] = {{"buffer_bytes", r.ceiling->buffer_bytes},
                                   {"copy_gbs", r.ceiling->copy_gbs},

@@ -48,6 +48,8 @@ struct BenchReport {
         double wait_ms_per_step = 0;       // how long the device stood waiting for them
         bool waits_timed = true;           // false: the device waited on words (not timed from the host)
         double bus_bytes_per_step = 0;     // activations to the host and results back
+        double bus_read_share = 0;         // the share the session ran with
+        std::string bus_share_auto;        // for bus_read_share auto: what it was chosen from (else empty)
     };
     std::optional<SplitUse> split;
     std::optional<BandwidthCeiling> ceiling;

@@ -234,6 +234,8 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
             u.wait_ms_per_step = st.wait_ms / steps;
             u.waits_timed = st.waits_timed;
             u.bus_bytes_per_step = static_cast<double>(st.bytes_to_host + st.bytes_to_device) / steps;
+            u.bus_read_share = session.bus_read_share();
+            u.bus_share_auto = session.bus_share_note();
             report.split = u;
         }
         if (flags.profile_steps > 0) {

@@ -37,8 +37,8 @@ int main(int argc, char** argv) {
                    "VRAM the run may use, e.g. 8GiB (config vram_budget; auto = the device's free memory)");
     app.add_option("--bus-read-share", common.bus_read_share,
                    "With a row split on a GPU: share (0-1) of the rows that do not fit in VRAM that the GPU computes "
-                   "itself, copied over PCIe each token, beside the CPU (config bus_read_share; default 0)")
-        ->check(CLI::Range(0.0, 1.0));
+                   "itself, copied over PCIe each token, beside the CPU; auto = chosen at load from the bus, CPU and "
+                   "GPU rates measured there (config bus_read_share; default auto)");
     app.add_option("--prefill-chunk", common.prefill_chunk,
                    "Prompt tokens per batched prefill step; 1 = token by token (config prefill_chunk; default 64 on "
                    "a GPU, down to 16 where the VRAM plan needs it; 1 on the CPU)")

@@ -3,6 +3,8 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 
+#include <cstdlib>
+
 namespace dense::cli {
 
 model::RunConfig load_run_config(const CommonFlags& flags) {
@@ -23,7 +25,16 @@ model::RunConfig load_run_config(const CommonFlags& flags) {
         c.vram_budget = *bytes;
         c.vram_budget_source = "--vram-budget";
     }
-    if (flags.bus_read_share >= 0) c.bus_read_share = flags.bus_read_share;  // CLI11 checked 0..1
+    if (flags.bus_read_share == "auto") {
+        c.bus_read_share = model::kAutoBusShare;
+    } else if (!flags.bus_read_share.empty()) {
+        char* end = nullptr;
+        const double share = std::strtod(flags.bus_read_share.c_str(), &end);
+        if (end == flags.bus_read_share.c_str() || *end != '\0' || !(share >= 0.0 && share <= 1.0))
+            throw Error(ErrorKind::Usage, "--bus-read-share: '" + flags.bus_read_share +
+                                              "' is not 'auto' or a share between 0 and 1");
+        c.bus_read_share = share;
+    }
     if (flags.prefill_chunk > 0) c.prefill_chunk = flags.prefill_chunk;      // CLI11 checked the range
     return c;
 }

@@ -14,7 +14,7 @@ struct CommonFlags {
     std::string config;       // --config
     std::string model;        // -m/--model: overrides the config's model, or alone means "defaults"
     std::string vram_budget;  // --vram-budget SIZE|auto: overrides the config's vram_budget
-    double bus_read_share = -1;  // --bus-read-share S: overrides the config's bus_read_share (< 0: not given)
+    std::string bus_read_share;  // --bus-read-share auto|S: overrides the config's bus_read_share (empty: not given)
     int64_t prefill_chunk = 0;   // --prefill-chunk N: overrides the config's prefill_chunk (0: not given)
 };
 

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "plan/bus_share.hpp"
 #include "plan/plan_target.hpp"
 #include "plan/prefill_graph.hpp"
 #include "plan/plan_verdict.hpp"
@@ -54,6 +55,11 @@ void place_in_vram(const LoadedModel& model, const packs::PackManager& packs, ex
             spdlog::info("VRAM plan: with the row split, prompts run token by token (the batched steps' bus staging "
                          "and scratch do not fit beside it)");
             options.prefill_chunk = 1;
+        }
+        if (plan::is_auto_bus_share(options.bus_read_share) && !plan::is_auto_bus_share(report.split->bus_read_share)) {
+            spdlog::info("VRAM plan: with the row split, the CPU reads every host row (bus_read_share auto: the bus "
+                         "staging ring does not fit beside it)");
+            options.bus_read_share = report.split->bus_read_share;
         }
         return;
     }

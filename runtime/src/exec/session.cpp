@@ -7,6 +7,7 @@
 #include "graph/view_extent.hpp"
 #include "packs/activation_choice.hpp"
 #include "plan/buffer_arena.hpp"
+#include "plan/bus_share.hpp"
 #include "plan/bus_staging.hpp"
 #include "plan/graph_options.hpp"
 #include "plan/op_workspace.hpp"
@@ -77,12 +78,21 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     // The ring serves the token step's bus share and the batched steps, which stream every host row
     // through it (at share 0 too). A pack that cannot copy beside the step (before ABI 1.6) gets no
     // ring for the prompts: token by token then, as prefill_chunk_for says.
+    // `bus_read_share: auto` is measured and chosen below, once the ring exists (plan/bus_share.hpp);
+    // it bills the ring as any positive share does. A CPU session, or a pack that cannot copy beside
+    // the step, has no bus: share 0.
+    const bool auto_share = plan::is_auto_bus_share(options.bus_read_share);
+    const bool has_bus = split != nullptr && device.kind() != DENSE_DEVICE_CPU && memory_->can_overlap_copies();
+    bus_share_ = auto_share ? (has_bus ? 1.0 : 0.0) : options.bus_read_share;
+    if (split != nullptr) cpu_workers_ = std::make_unique<CpuWorkers>(static_cast<unsigned>(std::max(options.threads, 0)));
     const uint64_t bus_staging = plan::bus_staging_bytes(
-        options.bus_read_share, split, memory_->can_overlap_copies() ? options.prefill_chunk : int64_t{1}, device.kind());
+        bus_share_, split, memory_->can_overlap_copies() ? options.prefill_chunk : int64_t{1}, device.kind());
     if (bus_staging > 0) {
+        void* ring = memory_->alloc(bus_staging, plan::kBusStagingLabel);
+        if (auto_share && has_bus) bus_share_ = choose_auto_bus_share(packs, options.device, device_rows, go, ring, bus_staging);
         std::vector<const gguf::TensorInfo*> tensors;
         for (const auto& [t, keep] : device_rows) {
-            const int64_t n = bus_rows_for(t->ne[1] - keep, options.bus_read_share);
+            const int64_t n = bus_rows_for(t->ne[1] - keep, bus_share_);
             if (n <= 0) continue;
             bus_rows[t] = n;
             tensors.push_back(t);
@@ -95,8 +105,7 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
             return it == bus_rows.end() ? int64_t{0} : it->second;
         };
         go.bus_source = [this](const gguf::TensorInfo* t) { return bus_rows_->host_rows(t); };
-        go.bus_staging = {memory_->alloc(bus_staging, plan::kBusStagingLabel), plan::bus_staging_slots(),
-                          plan::bus_staging_slot_bytes()};
+        go.bus_staging = {ring, plan::bus_staging_slots(), plan::bus_staging_slot_bytes()};
     }
     graph_[0] = graph::build_graph(model, spec, go);
 
@@ -159,7 +168,6 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     // The CPU rows of a split run on host threads beside the rest of the step (exec/host_nodes.hpp):
     // beside the device's stream on a GPU, beside the other ops on the CPU.
     if (split != nullptr) {
-        cpu_workers_ = std::make_unique<CpuWorkers>(static_cast<unsigned>(std::max(options.threads, 0)));
         kernel_copy_ = KernelCopy::make(packs, options.device, *memory_);
         for (int p = 0; p < 2; ++p)
             host_nodes_[p] = std::make_unique<HostNodes>(graph_[p], *memory_, *cpu_workers_, kernel_copy_.get());

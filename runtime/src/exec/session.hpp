@@ -58,7 +58,8 @@ struct SessionOptions {
     // computes itself, copied over the bus each token from a page-locked copy made at load, beside
     // the CPU workers (exec/bus_rows.hpp, exec/bus_copies.hpp); costs plan::bus_staging_bytes of
     // device memory. 0: the CPU reads every row that is not in VRAM. (On a CPU session the "copy"
-    // is a memcpy: useful to tests only.)
+    // is a memcpy: useful to tests only.) plan::kAutoBusShare (< 0): measured and chosen at load
+    // (plan/bus_share.hpp, exec/split_rates.hpp); 0 on the CPU.
     double bus_read_share = 0.0;
     // Tokens per batched prefill step (plan/prefill_graph.hpp; < 0: the device's default, 64 on a
     // GPU, 1 on the CPU; 0 or 1: token by token; the VRAM plan may lower the default, cli/vram_guard). prefill() runs whole chunks of a prompt as one
@@ -141,6 +142,10 @@ public:
     HostSplitStats host_split_stats() const;
     // Bytes of weight rows copied to the device over the bus per step (0 without).
     uint64_t bus_weight_bytes() const noexcept { return bus_rows_ ? bus_rows_->bus_bytes() : 0; }
+    // The bus share this session runs with (SessionOptions::bus_read_share, or what `auto` chose),
+    // and for `auto` the rates and prediction it was chosen from (empty otherwise).
+    double bus_read_share() const noexcept { return bus_share_; }
+    const std::string& bus_share_note() const noexcept { return bus_share_note_; }
     // Bytes of weight rows the batched steps copied from the file mapping through page-locked bounce
     // buffers so far (exec/bounce_buffers.hpp); 0 where they copy straight from the mapping.
     uint64_t bounced_bytes() const noexcept { return bounce_ ? bounce_->bytes_copied() : 0; }
@@ -203,6 +208,13 @@ private:
     void add_batched_step(graph::Graph g, const plan::BufferArena& arena, std::byte* arena_base,
                           const std::map<std::string, void*>& shared, const packs::PackManager& packs, size_t device);
 
+    // `bus_read_share: auto`: measures the rates on the split weight with the most host rows (its
+    // VRAM prefix, its host rows, the ring as scratch) and returns plan::choose_bus_share's share;
+    // sets bus_share_note_. Needs cpu_workers_ (exec/session_bus_share.cpp).
+    double choose_auto_bus_share(const packs::PackManager& packs, size_t device,
+                                 const std::map<const gguf::TensorInfo*, int64_t>& device_rows,
+                                 const graph::GraphOptions& go, void* ring, uint64_t ring_bytes);
+
     std::unique_ptr<DeviceMemory> memory_;
     std::unique_ptr<WeightStore> weights_;
     // The rows copied to the GPU over the bus, in page-locked host memory owned by memory_.
@@ -230,6 +242,8 @@ private:
     mutable bool hidden_fresh_ = false;
     LayerObserver observer_;
     plan::VramBill bill_;
+    double bus_share_ = 0;
+    std::string bus_share_note_;
     // A GPU session's row split (declared last: destroyed first, after ~Session synced the stream).
     std::unique_ptr<CpuWorkers> cpu_workers_;
     std::unique_ptr<KernelCopy> kernel_copy_;  // the split's small copies by kernel (exec/kernel_copy.hpp)

@@ -101,10 +101,12 @@ RunConfig RunConfig::parse(const std::string& yaml_text, const std::filesystem::
     }
     if (root["keep_page_cache"]) c.keep_page_cache = f.get_bool(root["keep_page_cache"], "keep_page_cache");
     if (root["bus_read_share"]) {
-        c.bus_read_share = f.get_double(root["bus_read_share"], "bus_read_share");
-        if (!(c.bus_read_share >= 0.0 && c.bus_read_share <= 1.0))
-            f.fail(root["bus_read_share"], "'bus_read_share' must be between 0 and 1 (the share of the rows that do "
-                                           "not fit in VRAM which the GPU reads over PCIe)");
+        const bool is_auto =
+            root["bus_read_share"].IsScalar() && root["bus_read_share"].Scalar() == "auto";
+        c.bus_read_share = is_auto ? kAutoBusShare : f.get_double(root["bus_read_share"], "bus_read_share");
+        if (!is_auto && !(c.bus_read_share >= 0.0 && c.bus_read_share <= 1.0))
+            f.fail(root["bus_read_share"], "'bus_read_share' must be 'auto' or between 0 and 1 (the share of the rows "
+                                           "that do not fit in VRAM which the GPU reads over PCIe)");
     }
     if (root["prefill_chunk"]) {
         const std::string text = f.get_string(root["prefill_chunk"], "prefill_chunk");

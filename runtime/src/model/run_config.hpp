@@ -46,6 +46,8 @@ struct ChatConfig {
 // The largest prefill_chunk a config may ask for: beyond it a batched step's buffers grow with no
 // further saving (the weight is already read once per 512 tokens).
 inline constexpr int64_t kMaxPrefillChunk = 512;
+// bus_read_share: auto (any negative share means it; plan/bus_share.hpp chooses the share).
+inline constexpr double kAutoBusShare = -1.0;
 
 struct RunConfig {
     std::filesystem::path source;               // the config file ("" for defaults)
@@ -59,8 +61,10 @@ struct RunConfig {
     int64_t threads = 0;                        // CPU threads; 0 = all cores
     bool keep_page_cache = false;               // GPU: leave the uploaded weights in the page cache
     // GPU with a row split: the share (0..1) of the weight rows that do not fit in VRAM which the GPU
-    // reads itself from host memory over PCIe, beside the CPU computing the rest (exec/bus_rows.hpp).
-    double bus_read_share = 0.0;
+    // reads itself from host memory over PCIe, beside the CPU computing the rest (exec/bus_rows.hpp);
+    // kAutoBusShare ("auto", the default): chosen at load from rates measured there
+    // (plan/bus_share.hpp).
+    double bus_read_share = kAutoBusShare;
     // Prompt tokens per batched prefill step (exec::SessionOptions::prefill_chunk); -1: the device's
     // default (64 on a GPU, lowered to as little as 16 by the VRAM plan; 1 = token by token on the CPU).
     int64_t prefill_chunk = -1;

@@ -33,7 +33,7 @@ uint64_t bus_staging_slot_bytes();
 inline constexpr const char* kBusStagingLabel = "bus staging";
 
 // Bytes of the staging ring a session allocates: all slots when a row split is given and either the
-// share is positive (the token step's copies) or the session batches its prompts (`prefill_chunk`
+// share is positive or `auto` on a GPU (the token step's copies) or the session batches its prompts (`prefill_chunk`
 // as the run config asks it, < 0 the default for `kind`, above 1: each batched step streams every
 // host row through the ring, at share 0 too), else 0.
 uint64_t bus_staging_bytes(double bus_read_share, const Placement* split, int64_t prefill_chunk, dense_device_kind kind);

@@ -165,6 +165,7 @@ std::string to_json(const PlanReport& r) {
                           {"peak_bytes", r.split->peak},
                           {"bus_staging_bytes", r.split->bus_staging},
                           {"prefill_chunk", r.split->prefill_chunk},
+                          {"bus_read_share", r.split->bus_read_share < 0 ? nlohmann::json("auto") : nlohmann::json(r.split->bus_read_share)},
                           {"host_tables", r.split->host_tables},
                           {"host_table_bytes", r.split->host_table_bytes},
                           {"fits", r.split->fits}};

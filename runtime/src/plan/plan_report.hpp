@@ -28,6 +28,9 @@ struct PlanReport {
         bool fits = false;            // peak <= budget
         uint64_t bus_staging = 0;     // of the peak: the bus staging ring (plan/bus_staging.hpp)
         int64_t prefill_chunk = 1;    // prompt tokens per batched step with the split (1: token by token)
+        // The request's bus_read_share, or 0 where `auto` (plan/bus_share.hpp) had to give up the
+        // staging ring for the split to fit.
+        double bus_read_share = 0;
         Placement placement;          // the rows themselves (what a session runs with)
         std::vector<std::string> host_tables;  // tables left in page-locked host memory (token_embd)
         uint64_t host_table_bytes = 0;         // their bytes (off the GPU; the device reads a row per token)

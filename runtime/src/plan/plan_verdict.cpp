@@ -1,5 +1,6 @@
 #include "plan/plan_verdict.hpp"
 
+#include "plan/bus_share.hpp"
 #include "plan/bus_staging.hpp"
 #include "plan/prefill_graph.hpp"
 
@@ -84,13 +85,14 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
         }
         // DENSE_HOST_TABLES=0 keeps token_embd in VRAM (for A/B measurements of the host tables).
         const bool tables_to_host = request.target.maps_host_memory && env_whole_number("DENSE_HOST_TABLES", 1, 0, 1) == 1;
-        const auto try_split = [&](int64_t prefill_chunk) {
+        const auto try_split = [&](int64_t prefill_chunk, double bus_read_share) {
             uint64_t ask = report.verdict->bytes_to_cpu;
             for (int attempt = 0; attempt < 8; ++attempt) {
                 const RowSplit rs = choose_row_split(model, spec, ask, cpu_fast, tables_to_host);
                 PlanRequest r = req;
                 r.row_split = rs.placement;
                 r.prefill_chunk = prefill_chunk;
+                r.bus_read_share = bus_read_share;
                 const VramBill b = make_plan(model, spec, packs, r);
                 report.split = PlanReport::Split{rs.kinds,
                                                  b.cpu_read_bytes,
@@ -99,6 +101,7 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
                                                  bus_staging_bytes(r.bus_read_share, &*r.row_split, prefill_chunk,
                                                                    r.target.kind),
                                                  request_prefill_chunk(r),
+                                                 bus_read_share,
                                                  rs.placement,
                                                  rs.host_tables,
                                                  rs.host_table_bytes};
@@ -111,17 +114,30 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
                 ask += (b.peak() - budget->bytes) << attempt;
             }
         };
-        try_split(req.prefill_chunk);
+        try_split(req.prefill_chunk, req.bus_read_share);
         // With `auto`, a split whose batched prompt steps (their staging ring and scratch) do not fit
         // beside it prefills token by token instead: slow prompts, not a refused run.
         if (!report.split->fits && request.prefill_chunk < 0 && report.split->prefill_chunk > 1) {
             const PlanReport::Split batched = *report.split;
-            try_split(1);
+            try_split(1, req.bus_read_share);
             if (report.split->fits)
                 report.bill.notes.push_back("with the row split, prompts run token by token: the batched steps' bus "
                                             "staging and scratch do not fit beside it (prefill_chunk: auto)");
             else
                 report.split = batched;
+        }
+        // And `bus_read_share: auto` gives up the staging ring (share 0, the CPU reads every host row)
+        // where the split fits only without it, token by token (the ring is what batched steps need).
+        if (!report.split->fits && is_auto_bus_share(request.bus_read_share) && report.split->bus_staging > 0 &&
+            (request.prefill_chunk < 0 || request.prefill_chunk == 1)) {
+            const PlanReport::Split with_ring = *report.split;
+            try_split(1, 0.0);
+            if (report.split->fits)
+                report.bill.notes.push_back("with the row split, the CPU reads every host row and prompts run token "
+                                            "by token: the bus staging ring does not fit beside it (bus_read_share: "
+                                            "auto)");
+            else
+                report.split = with_ring;
         }
     }
     return report;

@@ -1,0 +1,44 @@
+// Session::choose_auto_bus_share: `bus_read_share: auto` (plan/bus_share.hpp), measured at load.
+#include "exec/session.hpp"
+
+#include "core/type_table.hpp"
+#include "exec/split_rates.hpp"
+#include "plan/bus_share.hpp"
+#include "plan/row_split.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace dense::exec {
+
+double Session::choose_auto_bus_share(const packs::PackManager& packs, size_t device,
+                                      const std::map<const gguf::TensorInfo*, int64_t>& device_rows,
+                                      const graph::GraphOptions& go, void* ring, uint64_t ring_bytes) {
+    plan::BusShareInputs in;
+    ProbeWeight probe;
+    uint64_t most_host_bytes = 0;
+    for (const auto& [t, keep] : device_rows) {
+        const uint64_t row = plan::row_bytes(*t);
+        in.gpu_bytes += static_cast<double>(row) * static_cast<double>(keep);
+        const uint64_t host = row * static_cast<uint64_t>(t->ne[1] - keep);
+        in.host_bytes += static_cast<double>(host);
+        if (host > most_host_bytes) {
+            most_host_bytes = host;
+            probe.tensor = t;
+            probe.n_device_rows = keep;
+        }
+    }
+    if (probe.tensor == nullptr) return 0;  // a placement of host tables only: nothing to share
+    probe.device_rows = weights_->pointer(probe.tensor);
+    const auto* type = global_type_table().find(probe.tensor->type);
+    probe.act = go.activation_for ? go.activation_for(probe.tensor->type) : (type ? type->act_type : DENSE_TYPE_NONE);
+    const SplitRates rates = measure_split_rates(*memory_, *cpu_workers_, packs, device, probe, ring, ring_bytes);
+    in.cpu_gbs = rates.cpu_gbs;
+    in.bus_gbs = rates.bus_gbs;
+    in.gpu_gbs = rates.gpu_gbs;
+    const plan::BusShareChoice choice = plan::choose_bus_share(in);
+    bus_share_note_ = plan::describe(choice, in) + ", measured on " + std::string(probe.tensor->name);
+    spdlog::info("bus_read_share auto: {}", bus_share_note_);
+    return choice.share;
+}
+
+}  // namespace dense::exec

@@ -1,0 +1,58 @@
+// `bus_read_share: auto`: which share of a row split's host rows the GPU should copy over the bus
+// each token, from three rates measured on the machine at load (exec/split_rates.hpp).
+//
+// Why a model: the best share depends on how big the split is against the GPU's own work. A CPU
+// part of a split GEMV sits on the step's critical path (the next op needs its rows: the GPU waits
+// at the join), so the CPU's time adds to the step. The bus copies do not depend on the activation:
+// they run beside the whole step and only bound it when they take longer than it. So per token,
+// with H the host rows' bytes, s the share, G the GPU's own time, C = H / cpu rate, B = H / bus rate:
+//
+//     step(s) = max(G + (1 - s) C,  s B)      best at  s* = (G + C) / (C + B), clamped to [0, 1]
+//
+// Measured on the H200 test machine (docs/perf-notes.md, session 17: 27B seed-iq4, G ~ 10 ms, CPU
+// ~46 GB/s, bus ~48 GB/s): 16 GiB at context 32768 moves 0.98 GB and decodes best at 0.8 (54 tok/s
+// against 44 at the old fixed 0.5; the model says 0.75), 12 GiB (3.7 GB) at 0.6 (model 0.56),
+// 8 GiB (7.9 GB) at 0.5 (model 0.52). A slow GPU against a fast bus (a 16 GB consumer card) has a
+// large G and gets the whole move over the bus.
+#pragma once
+
+#include "model/run_config.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace dense::plan {
+
+// The run config's and SessionOptions' value for "auto" (a share is otherwise 0..1).
+inline constexpr double kAutoBusShare = model::kAutoBusShare;
+inline bool is_auto_bus_share(double share) noexcept { return share < 0; }
+
+// A GPU step is more than its GEMVs (norms, attention, launch gaps): its time is the GEMVs' bytes at
+// their measured rate times this. On the H200 the GEMV nodes are ~80 % of a profiled step
+// (docs/perf-notes.md, sessions 5 and 17).
+inline constexpr double kStepPerGemvTime = 1.25;
+
+struct BusShareInputs {
+    double host_bytes = 0;  // the split's host rows, read once per token (H)
+    double gpu_bytes = 0;   // the weight bytes the GPU reads from VRAM per token
+    double cpu_gbs = 0;     // the CPU workers' GEMV rate over host rows (GB/s, all threads)
+    double bus_gbs = 0;     // page-locked host -> VRAM copy rate (GB/s)
+    double gpu_gbs = 0;     // the GPU's GEMV rate over VRAM rows (GB/s)
+};
+
+struct BusShareChoice {
+    double share = 0;         // s*, in [0, 1]
+    double gpu_ms = 0;        // G
+    double cpu_ms = 0;        // C: all host rows on the CPU
+    double bus_ms = 0;        // B: all host rows over the bus
+    double predicted_ms = 0;  // step(s*)
+};
+
+// s* for the inputs; a rate that is not positive (not measured) counts as 0 for its side: share 0
+// without a bus, 1 without CPU rows' rate. No host bytes: share 0.
+BusShareChoice choose_bus_share(const BusShareInputs& in);
+
+// "0.78 (bus 48.1 GB/s, CPU 45.9 GB/s, GPU 1800 GB/s: step ~12.9 ms vs ~20.6 at 0.5)" for the log.
+std::string describe(const BusShareChoice& c, const BusShareInputs& in);
+
+}  // namespace dense::plan
