@@ -14,11 +14,12 @@ double Session::choose_auto_bus_share(const packs::PackManager& packs, size_t de
                                       const std::map<const gguf::TensorInfo*, int64_t>& device_rows,
                                       const graph::GraphOptions& go, void* ring, uint64_t ring_bytes) {
     plan::BusShareInputs in;
-    ProbeWeight probe;
-    uint64_t most_host_bytes = 0;
+    ProbeWeight probe, vram;  // the most host bytes (the CPU's rate), the most VRAM bytes (the GPU's)
+    uint64_t most_host_bytes = 0, most_vram_bytes = 0;
     for (const auto& [t, keep] : device_rows) {
         const uint64_t row = plan::row_bytes(*t);
-        in.gpu_bytes += static_cast<double>(row) * static_cast<double>(keep);
+        const uint64_t on_gpu = row * static_cast<uint64_t>(keep);
+        in.gpu_bytes += static_cast<double>(on_gpu);
         const uint64_t host = row * static_cast<uint64_t>(t->ne[1] - keep);
         in.host_bytes += static_cast<double>(host);
         if (host > most_host_bytes) {
@@ -26,17 +27,29 @@ double Session::choose_auto_bus_share(const packs::PackManager& packs, size_t de
             probe.tensor = t;
             probe.n_device_rows = keep;
         }
+        if (on_gpu > most_vram_bytes) {
+            most_vram_bytes = on_gpu;
+            vram.tensor = t;
+            vram.n_device_rows = keep;
+        }
     }
     if (probe.tensor == nullptr) return 0;  // a placement of host tables only: nothing to share
-    probe.device_rows = weights_->pointer(probe.tensor);
-    const auto* type = global_type_table().find(probe.tensor->type);
-    probe.act = go.activation_for ? go.activation_for(probe.tensor->type) : (type ? type->act_type : DENSE_TYPE_NONE);
-    const SplitRates rates = measure_split_rates(*memory_, *cpu_workers_, packs, device, probe, ring, ring_bytes);
+    const auto activation = [&go](dense_type_id weight) {
+        const auto* type = global_type_table().find(weight);
+        return go.activation_for ? go.activation_for(weight) : (type ? type->act_type : DENSE_TYPE_NONE);
+    };
+    probe.act = activation(probe.tensor->type);
+    if (vram.tensor != nullptr) {
+        vram.device_rows = weights_->pointer(vram.tensor);
+        vram.act = activation(vram.tensor->type);
+    }
+    const SplitRates rates = measure_split_rates(*memory_, *cpu_workers_, packs, device, probe, vram, ring, ring_bytes);
     in.cpu_gbs = rates.cpu_gbs;
     in.bus_gbs = rates.bus_gbs;
     in.gpu_gbs = rates.gpu_gbs;
     const plan::BusShareChoice choice = plan::choose_bus_share(in);
-    bus_share_note_ = plan::describe(choice, in) + ", measured on " + std::string(probe.tensor->name);
+    bus_share_note_ = plan::describe(choice, in) + ", measured on " + std::string(probe.tensor->name) +
+                      (vram.tensor != nullptr ? " (CPU) and " + std::string(vram.tensor->name) + " (GPU)" : std::string(" (CPU)"));
     spdlog::info("bus_read_share auto: {}", bus_share_note_);
     return choice.share;
 }

@@ -151,11 +151,12 @@ double best_device_ms(DeviceMemory& memory, F&& enqueue) {
 }  // namespace
 
 SplitRates measure_split_rates(DeviceMemory& memory, CpuWorkers& workers, const packs::PackManager& packs,
-                               size_t device, const ProbeWeight& w, void* scratch, uint64_t scratch_bytes) {
-    if (w.tensor == nullptr || w.n_device_rows >= w.tensor->ne[1])
+                               size_t device, const ProbeWeight& host, const ProbeWeight& w, void* scratch,
+                               uint64_t scratch_bytes) {
+    if (host.tensor == nullptr || host.n_device_rows >= host.tensor->ne[1])
         throw Error(ErrorKind::Internal, "bus_read_share auto: the probe weight has no host rows");
     SplitRates rates;
-    rates.cpu_gbs = cpu_rate(workers, packs, w);
+    rates.cpu_gbs = cpu_rate(workers, packs, host);
     if (!memory.can_time() || memory.kind() == DENSE_DEVICE_CPU) return rates;
 
     // The bus: a page-locked buffer (kept by `memory` until the session ends) into the ring.
@@ -166,7 +167,7 @@ SplitRates measure_split_rates(DeviceMemory& memory, CpuWorkers& workers, const 
     if (bus_ms > 0) rates.bus_gbs = static_cast<double>(bus_bytes) / (bus_ms * 1e6);
 
     // The GPU: its GEMV over the weight's VRAM rows; activation, output and workspace in the ring.
-    if (w.n_device_rows > 0) {
+    if (w.tensor != nullptr && w.n_device_rows > 0) {
         const gguf::TensorInfo& t = *w.tensor;
         auto* at = static_cast<std::byte*>(scratch);
         dense_tensor_view src[2] = {view(const_cast<void*>(w.device_rows), t.type, memory.kind(), t.ne[0], w.n_device_rows),

@@ -1,10 +1,10 @@
 // The three rates a split session's `bus_read_share: auto` is chosen from (plan/bus_share.hpp),
 // measured at load on this machine in a few milliseconds, before the bus rows are laid out:
 //   - bus: page-locked host memory -> VRAM, a 32 MiB buffer copied into the staging ring (best of 3);
-//   - GPU: the device pack's GEMV over the VRAM rows of one split weight (best of 3);
+//   - GPU: the device pack's GEMV over the VRAM rows of the weight with the most of them (best of 3);
 //   - CPU: the CPU pack's GEMV over up to 64 MiB of that weight's host rows, read from the file
 //     mapping in row chunks on the session's workers, as the split's CPU parts run (best of 2).
-// The probe weight is the split weight with the most host rows (the format the CPU reads most of).
+// The CPU's probe weight is the split weight with the most host rows (the format the CPU reads most of).
 // The activation is zeros: a timing probe, the kernels do the same work on any input (and zeros keep
 // the CPU's float units clear of denormals).
 #pragma once
@@ -24,17 +24,22 @@ struct SplitRates {
     double gpu_gbs = 0;
 };
 
+// One weight the probe reads: for the CPU rate the rows past n_device_rows (its host rows, from
+// the file mapping), for the GPU rate the VRAM prefix.
 struct ProbeWeight {
     const gguf::TensorInfo* tensor = nullptr;
     const void* device_rows = nullptr;  // its VRAM prefix, rows [0, n_device_rows)
-    int64_t n_device_rows = 0;          // may be 0: no GPU rate then
+    int64_t n_device_rows = 0;
     dense_type_id act = DENSE_TYPE_NONE;  // the activation format its GEMV reads
 };
 
 // `scratch` is device memory of `scratch_bytes` (the staging ring, not yet in use): the GPU probe's
 // activation, output and workspace, and the bus probe's destination. Throws dense::Error(Pack) when
 // no pack has the GEMV, Device when the device fails.
+// `host` must have host rows; `vram` is the weight with the most bytes in VRAM (its tensor may be
+// null: no GPU rate then). A small VRAM prefix would measure launch overhead, not the GEMV's rate.
 SplitRates measure_split_rates(DeviceMemory& memory, CpuWorkers& workers, const packs::PackManager& packs,
-                               size_t device, const ProbeWeight& weight, void* scratch, uint64_t scratch_bytes);
+                               size_t device, const ProbeWeight& host, const ProbeWeight& vram, void* scratch,
+                               uint64_t scratch_bytes);
 
 }  // namespace dense::exec
