@@ -1,7 +1,7 @@
 // The three rates a split session's `bus_read_share: auto` is chosen from (plan/bus_share.hpp),
 // measured at load on this machine in a few milliseconds, before the bus rows are laid out:
 //   - bus: page-locked host memory -> VRAM, a 32 MiB buffer copied into the staging ring (best of 3);
-//   - GPU: the device pack's GEMV over the VRAM rows of the weight with the most of them (best of 3);
+//   - GPU: the device pack's GEMV over the VRAM rows of the layer weight with the most of them (best of 3);
 //   - CPU: the CPU pack's GEMV over up to 64 MiB of that weight's host rows, read from the file
 //     mapping in row chunks on the session's workers, as the split's CPU parts run (best of 2).
 // The CPU's probe weight is the split weight with the most host rows (the format the CPU reads most of).
@@ -36,7 +36,7 @@ struct ProbeWeight {
 // `scratch` is device memory of `scratch_bytes` (the staging ring, not yet in use): the GPU probe's
 // activation, output and workspace, and the bus probe's destination. Throws dense::Error(Pack) when
 // no pack has the GEMV, Device when the device fails.
-// `host` must have host rows; `vram` is the weight with the most bytes in VRAM (its tensor may be
+// `host` must have host rows; `vram` is a layer weight with the most bytes in VRAM (its tensor may be
 // null: no GPU rate then). A small VRAM prefix would measure launch overhead, not the GEMV's rate.
 SplitRates measure_split_rates(DeviceMemory& memory, CpuWorkers& workers, const packs::PackManager& packs,
                                size_t device, const ProbeWeight& host, const ProbeWeight& vram, void* scratch,
