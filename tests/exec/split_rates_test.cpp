@@ -27,13 +27,13 @@ TEST(SplitRates, CpuProbeMeasuresTheHostRowsOnTheWorkers) {
     w.tensor = biggest;
     w.n_device_rows = biggest->ne[1] / 2;
     w.act = global_type_table().find(biggest->type)->act_type;
-    const exec::SplitRates r = exec::measure_split_rates(*memory, workers, cpu_ref_packs(), 0, w, w, nullptr, 0);
+    const exec::SplitRates r = exec::measure_split_rates(*memory, workers, cpu_ref_packs(), 0, w, {w}, nullptr, 0);
     EXPECT_GT(r.cpu_gbs, 0.0) << biggest->name;
     EXPECT_EQ(r.bus_gbs, 0.0);
     EXPECT_EQ(r.gpu_gbs, 0.0);
 
     w.n_device_rows = biggest->ne[1];  // no host rows: nothing to measure on
-    EXPECT_THROW(exec::measure_split_rates(*memory, workers, cpu_ref_packs(), 0, w, w, nullptr, 0), Error);
+    EXPECT_THROW(exec::measure_split_rates(*memory, workers, cpu_ref_packs(), 0, w, {w}, nullptr, 0), Error);
 }
 
 }  // namespace

@@ -89,7 +89,8 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
         bus_share_, split, memory_->can_overlap_copies() ? options.prefill_chunk : int64_t{1}, device.kind());
     if (bus_staging > 0) {
         void* ring = memory_->alloc(bus_staging, plan::kBusStagingLabel);
-        if (auto_share && has_bus) bus_share_ = choose_auto_bus_share(packs, options.device, device_rows, go, ring, bus_staging);
+        if (auto_share && has_bus) bus_share_ = choose_auto_bus_share(packs, options.device, device_rows, go,
+                                               plan::row_read_tables(model, spec), ring, bus_staging);
         std::vector<const gguf::TensorInfo*> tensors;
         for (const auto& [t, keep] : device_rows) {
             const int64_t n = bus_rows_for(t->ne[1] - keep, bus_share_);

@@ -208,12 +208,14 @@ private:
     void add_batched_step(graph::Graph g, const plan::BufferArena& arena, std::byte* arena_base,
                           const std::map<std::string, void*>& shared, const packs::PackManager& packs, size_t device);
 
-    // `bus_read_share: auto`: measures the rates on the split weight with the most host rows (its
-    // VRAM prefix, its host rows, the ring as scratch) and returns plan::choose_bus_share's share;
+    // `bus_read_share: auto`: measures the CPU's rate on the split weight with the most host rows,
+    // the GPU's on each format in VRAM (the ring as scratch), the bus's, and returns
+    // plan::choose_bus_share's share (row_read_tables: weights read one row per token);
     // sets bus_share_note_. Needs cpu_workers_ (exec/session_bus_share.cpp).
     double choose_auto_bus_share(const packs::PackManager& packs, size_t device,
                                  const std::map<const gguf::TensorInfo*, int64_t>& device_rows,
-                                 const graph::GraphOptions& go, void* ring, uint64_t ring_bytes);
+                                 const graph::GraphOptions& go, const std::vector<std::string>& row_read_tables,
+                                 void* ring, uint64_t ring_bytes);
 
     std::unique_ptr<DeviceMemory> memory_;
     std::unique_ptr<WeightStore> weights_;

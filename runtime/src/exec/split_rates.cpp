@@ -148,11 +148,34 @@ double best_device_ms(DeviceMemory& memory, F&& enqueue) {
     return best;
 }
 
+// GB/s of the device's GEMV over w's VRAM rows (0 when it cannot be measured in the scratch).
+double gpu_rate(DeviceMemory& memory, const packs::PackManager& packs, size_t device, const ProbeWeight& w,
+                void* scratch, uint64_t scratch_bytes) {
+    if (w.tensor == nullptr || w.n_device_rows <= 0) return 0;
+    const gguf::TensorInfo& t = *w.tensor;
+    auto* at = static_cast<std::byte*>(scratch);
+    dense_tensor_view src[2] = {view(const_cast<void*>(w.device_rows), t.type, memory.kind(), t.ne[0], w.n_device_rows),
+                                view(at, w.act, memory.kind(), t.ne[0], 1)};
+    const uint64_t x_bytes = (view_bytes(src[1]) + 255) / 256 * 256;
+    const dense_tensor_view dst = view(at + x_bytes, DENSE_TYPE_F32, memory.kind(), w.n_device_rows, 1);
+    const uint64_t y_bytes = (static_cast<uint64_t>(w.n_device_rows) * 4 + 255) / 256 * 256;
+    dense_op_call call = gemv_call(src, dst);
+    call.stream = memory.stream();
+    const dense_op_impl impl = gemv_impl(packs, device, memory.kind(), call, t).impl;
+    const uint64_t ws = impl.workspace_bytes != nullptr ? impl.workspace_bytes(impl.user, &call) : 0;
+    if (x_bytes + y_bytes + ws > scratch_bytes) return 0;
+    memory.zero(scratch, x_bytes);
+    call.workspace = ws > 0 ? at + x_bytes + y_bytes : nullptr;
+    call.workspace_bytes = ws;
+    const double ms = best_device_ms(memory, [&] { check(impl.run(impl.user, &call), "the GPU GEMV probe"); });
+    return ms > 0 ? static_cast<double>(view_bytes(src[0])) / (ms * 1e6) : 0;
+}
+
 }  // namespace
 
 SplitRates measure_split_rates(DeviceMemory& memory, CpuWorkers& workers, const packs::PackManager& packs,
-                               size_t device, const ProbeWeight& host, const ProbeWeight& w, void* scratch,
-                               uint64_t scratch_bytes) {
+                               size_t device, const ProbeWeight& host, const std::vector<ProbeWeight>& vram,
+                               void* scratch, uint64_t scratch_bytes) {
     if (host.tensor == nullptr || host.n_device_rows >= host.tensor->ne[1])
         throw Error(ErrorKind::Internal, "bus_read_share auto: the probe weight has no host rows");
     SplitRates rates;
@@ -166,27 +189,16 @@ SplitRates measure_split_rates(DeviceMemory& memory, CpuWorkers& workers, const 
     const double bus_ms = best_device_ms(memory, [&] { memory.to_device(scratch, pinned, bus_bytes); });
     if (bus_ms > 0) rates.bus_gbs = static_cast<double>(bus_bytes) / (bus_ms * 1e6);
 
-    // The GPU: its GEMV over the weight's VRAM rows; activation, output and workspace in the ring.
-    if (w.tensor != nullptr && w.n_device_rows > 0) {
-        const gguf::TensorInfo& t = *w.tensor;
-        auto* at = static_cast<std::byte*>(scratch);
-        dense_tensor_view src[2] = {view(const_cast<void*>(w.device_rows), t.type, memory.kind(), t.ne[0], w.n_device_rows),
-                                    view(at, w.act, memory.kind(), t.ne[0], 1)};
-        const uint64_t x_bytes = (view_bytes(src[1]) + 255) / 256 * 256;
-        const dense_tensor_view dst = view(at + x_bytes, DENSE_TYPE_F32, memory.kind(), w.n_device_rows, 1);
-        const uint64_t y_bytes = (static_cast<uint64_t>(w.n_device_rows) * 4 + 255) / 256 * 256;
-        dense_op_call call = gemv_call(src, dst);
-        call.stream = memory.stream();
-        const dense_op_impl impl = gemv_impl(packs, device, memory.kind(), call, t).impl;
-        const uint64_t ws = impl.workspace_bytes != nullptr ? impl.workspace_bytes(impl.user, &call) : 0;
-        if (x_bytes + y_bytes + ws <= scratch_bytes) {
-            memory.zero(scratch, x_bytes);
-            call.workspace = ws > 0 ? at + x_bytes + y_bytes : nullptr;
-            call.workspace_bytes = ws;
-            const double ms = best_device_ms(memory, [&] { check(impl.run(impl.user, &call), "the GPU GEMV probe"); });
-            if (ms > 0) rates.gpu_gbs = static_cast<double>(view_bytes(src[0])) / (ms * 1e6);
-        }
+    // The GPU: each format's GEMV over its weight's VRAM rows; activation, output and workspace in
+    // the ring.
+    double bytes = 0, ms_total = 0;
+    for (const ProbeWeight& w : vram) {
+        const double gbs = gpu_rate(memory, packs, device, w, scratch, scratch_bytes);
+        if (gbs <= 0 || w.format_bytes == 0) continue;
+        bytes += static_cast<double>(w.format_bytes);
+        ms_total += static_cast<double>(w.format_bytes) / (gbs * 1e6);
     }
+    if (ms_total > 0) rates.gpu_gbs = bytes / (ms_total * 1e6);
     return rates;
 }
 

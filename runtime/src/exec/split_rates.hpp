@@ -1,7 +1,7 @@
 // The three rates a split session's `bus_read_share: auto` is chosen from (plan/bus_share.hpp),
 // measured at load on this machine in a few milliseconds, before the bus rows are laid out:
 //   - bus: page-locked host memory -> VRAM, a 32 MiB buffer copied into the staging ring (best of 3);
-//   - GPU: the device pack's GEMV over the VRAM rows of the layer weight with the most of them (best of 3);
+//   - GPU: the device pack's GEMV over the VRAM rows of one weight per format (best of 3 each);
 //   - CPU: the CPU pack's GEMV over up to 64 MiB of that weight's host rows, read from the file
 //     mapping in row chunks on the session's workers, as the split's CPU parts run (best of 2).
 // The CPU's probe weight is the split weight with the most host rows (the format the CPU reads most of).
@@ -15,6 +15,7 @@
 #include "packs/pack_manager.hpp"
 
 #include <cstdint>
+#include <vector>
 
 namespace dense::exec {
 
@@ -31,15 +32,18 @@ struct ProbeWeight {
     const void* device_rows = nullptr;  // its VRAM prefix, rows [0, n_device_rows)
     int64_t n_device_rows = 0;
     dense_type_id act = DENSE_TYPE_NONE;  // the activation format its GEMV reads
+    uint64_t format_bytes = 0;  // GPU probes: the VRAM bytes per token of its format, the rate's weight
 };
 
 // `scratch` is device memory of `scratch_bytes` (the staging ring, not yet in use): the GPU probe's
 // activation, output and workspace, and the bus probe's destination. Throws dense::Error(Pack) when
 // no pack has the GEMV, Device when the device fails.
-// `host` must have host rows; `vram` is a layer weight with the most bytes in VRAM (its tensor may be
-// null: no GPU rate then). A small VRAM prefix would measure launch overhead, not the GEMV's rate.
+// `host` must have host rows. `vram`: one weight per format in VRAM (the largest of it); gpu_gbs is
+// their rates averaged as the step spends its time, sum(format_bytes) / sum(format_bytes / rate).
+// None: no GPU rate. (One weight alone is not the step's rate: on the H200 an IQ4_XS GEMV runs at
+// ~1.6 TB/s, a Q4_K one at ~2.3, the LM head's Q6_K at ~2.6.)
 SplitRates measure_split_rates(DeviceMemory& memory, CpuWorkers& workers, const packs::PackManager& packs,
-                               size_t device, const ProbeWeight& host, const ProbeWeight& vram, void* scratch,
-                               uint64_t scratch_bytes);
+                               size_t device, const ProbeWeight& host, const std::vector<ProbeWeight>& vram,
+                               void* scratch, uint64_t scratch_bytes);
 
 }  // namespace dense::exec
