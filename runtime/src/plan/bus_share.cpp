@@ -15,7 +15,7 @@ BusShareChoice choose_bus_share(const BusShareInputs& in) {
     BusShareChoice c;
     c.gpu_ms = in.gpu_gbs > 0 ? in.gpu_bytes / (in.gpu_gbs * 1e6) * kStepPerGemvTime : 0;
     if (in.host_bytes <= 0 || in.bus_gbs <= 0) {  // nothing to move, or no bus: the CPU reads it all
-        c.cpu_ms = in.cpu_gbs > 0 ? in.host_bytes / (in.cpu_gbs * 1e6) : 0;
+        c.cpu_ms = in.cpu_gbs > 0 ? in.host_bytes / (in.cpu_gbs * kCpuStepEfficiency * 1e6) : 0;
         c.predicted_ms = step_ms(c, 0);
         return c;
     }
@@ -25,7 +25,7 @@ BusShareChoice choose_bus_share(const BusShareInputs& in) {
         c.predicted_ms = step_ms(c, 1);
         return c;
     }
-    c.cpu_ms = in.host_bytes / (in.cpu_gbs * 1e6);
+    c.cpu_ms = in.host_bytes / (in.cpu_gbs * kCpuStepEfficiency * 1e6);
     c.share = std::clamp((c.gpu_ms + c.cpu_ms) / (c.cpu_ms + c.bus_ms), 0.0, 1.0);
     c.predicted_ms = step_ms(c, c.share);
     return c;
@@ -34,7 +34,7 @@ BusShareChoice choose_bus_share(const BusShareInputs& in) {
 std::string describe(const BusShareChoice& c, const BusShareInputs& in) {
     char buf[256];
     std::snprintf(buf, sizeof buf,
-                  "%.2f (%.2f GB of host rows; bus %.1f GB/s, CPU %.1f GB/s, GPU GEMV %.0f GB/s: step ~%.1f ms, "
+                  "%.2f (%.2f GB of host rows; bus %.1f GB/s, CPU %.1f GB/s alone, GPU GEMV %.0f GB/s: step ~%.1f ms, "
                   "~%.1f ms at 0.5)",
                   c.share, in.host_bytes / 1e9, in.bus_gbs, in.cpu_gbs, in.gpu_gbs, c.predicted_ms, step_ms(c, 0.5));
     return buf;

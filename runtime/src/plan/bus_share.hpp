@@ -10,10 +10,11 @@
 //     step(s) = max(G + (1 - s) C,  s B)      best at  s* = (G + C) / (C + B), clamped to [0, 1]
 //
 // Measured on the H200 test machine (docs/perf-notes.md, session 17: 27B seed-iq4, G ~ 10 ms, CPU
-// ~46 GB/s, bus ~48 GB/s): 16 GiB at context 32768 moves 0.98 GB and decodes best at 0.8 (54 tok/s
-// against 44 at the old fixed 0.5; the model says 0.75), 12 GiB (3.7 GB) at 0.6 (model 0.56),
-// 8 GiB (7.9 GB) at 0.5 (model 0.52). A slow GPU against a fast bus (a 16 GB consumer card) has a
-// large G and gets the whole move over the bus.
+// probe ~65-70 GB/s, bus ~55 GB/s): 16 GiB at context 32768 moves 0.98 GB and decodes best at 0.8
+// (55 tok/s against 44 at the old fixed 0.5), 12 GiB (3.6 GB) at 0.6, 8 GiB (7.9 GB) anywhere in
+// 0.46-0.6 within noise (the host's DRAM bounds both sides there). The model says 0.81, 0.61, 0.58.
+// A slow GPU against a fast bus (a 16 GB consumer card) has a large G and gets the whole move over
+// the bus.
 #pragma once
 
 #include "model/run_config.hpp"
@@ -32,10 +33,17 @@ inline bool is_auto_bus_share(double share) noexcept { return share < 0; }
 // (docs/perf-notes.md, sessions 5 and 17).
 inline constexpr double kStepPerGemvTime = 1.25;
 
+// The CPU's rate in a step, against its probe's (exec/split_rates.hpp: the GEMV alone on its
+// workers). In the step each split GEMV's CPU part starts after a hand-over and ends with its
+// slowest chunk, beside the bus copies reading the same DRAM. Measured on the H200 test machine
+// (session 17), CPU parts start to end against the probe of the same run: 38.7 / 68 GB/s at 16 GiB
+// (0.49 GB), 43.6 / 63-72 at 12 GiB (1.8 GB), 45.8 / 65-75 at 8 GiB (4 GB): 0.57-0.70.
+inline constexpr double kCpuStepEfficiency = 0.62;
+
 struct BusShareInputs {
     double host_bytes = 0;  // the split's host rows, read once per token (H)
     double gpu_bytes = 0;   // the weight bytes the GPU reads from VRAM per token
-    double cpu_gbs = 0;     // the CPU workers' GEMV rate over host rows (GB/s, all threads)
+    double cpu_gbs = 0;     // the CPU workers' GEMV rate over host rows, probed alone (GB/s, all threads)
     double bus_gbs = 0;     // page-locked host -> VRAM copy rate (GB/s)
     double gpu_gbs = 0;     // the GPU's GEMV rate over VRAM rows (GB/s)
 };
@@ -43,7 +51,7 @@ struct BusShareInputs {
 struct BusShareChoice {
     double share = 0;         // s*, in [0, 1]
     double gpu_ms = 0;        // G
-    double cpu_ms = 0;        // C: all host rows on the CPU
+    double cpu_ms = 0;        // C: all host rows on the CPU (at kCpuStepEfficiency of the probe's rate)
     double bus_ms = 0;        // B: all host rows over the bus
     double predicted_ms = 0;  // step(s*)
 };
