@@ -18,6 +18,8 @@ namespace {
 
 constexpr uint64_t kBusProbeBytes = uint64_t{32} << 20;
 constexpr uint64_t kCpuProbeBytes = uint64_t{64} << 20;
+// Larger than any CPU's last-level cache, so the read probe measures DRAM.
+constexpr uint64_t kDramProbeBytes = uint64_t{256} << 20;
 constexpr int kRepeats = 3;
 
 dense_tensor_view view(void* data, dense_type_id type, dense_device_kind kind, int64_t ne0, int64_t ne1) {
@@ -123,6 +125,52 @@ double cpu_rate(CpuWorkers& workers, const packs::PackManager& packs, const Prob
     return best_ms > 0 ? static_cast<double>(row) * static_cast<double>(rows) / (best_ms * 1e6) : 0;
 }
 
+// The host's DRAM read rate: every worker sums its slice of a fresh 256 MiB buffer (best of 2).
+struct DramProbe {
+    std::vector<uint64_t> words;
+    size_t slices = 1;
+    std::vector<uint64_t> sums;
+    std::atomic<size_t> finished{0};
+
+    static void run(void* p, size_t i) {
+        auto& probe = *static_cast<DramProbe*>(p);
+        const size_t n = probe.words.size();
+        const uint64_t* w = probe.words.data() + n * i / probe.slices;
+        const size_t count = n * (i + 1) / probe.slices - n * i / probe.slices;
+        uint64_t a = 0, b = 0, c = 0, d = 0;  // four chains: loads, not adds, bound the loop
+        size_t k = 0;
+        for (; k + 4 <= count; k += 4) {
+            a += w[k];
+            b += w[k + 1];
+            c += w[k + 2];
+            d += w[k + 3];
+        }
+        for (; k < count; ++k) a += w[k];
+        probe.sums[i] = a + b + c + d;  // kept, so the reads are not optimised away
+        probe.finished.fetch_add(1, std::memory_order_release);
+    }
+};
+
+double dram_rate(CpuWorkers& workers) {
+    DramProbe probe;
+    probe.words.assign(static_cast<size_t>(kDramProbeBytes / 8), 1);  // written: every page is resident
+    probe.slices = std::max<size_t>(workers.size(), 1);
+    probe.sums.assign(probe.slices, 0);
+    double best_ms = 0;
+    for (int r = 0; r < 2; ++r) {
+        probe.finished.store(0);
+        const auto from = std::chrono::steady_clock::now();
+        workers.submit(&DramProbe::run, &probe, probe.slices);
+        while (probe.finished.load(std::memory_order_acquire) < probe.slices) cpu_relax();
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - from).count();
+        best_ms = r == 0 ? ms : std::min(best_ms, ms);
+    }
+    uint64_t total = 0;
+    for (uint64_t v : probe.sums) total += v;
+    if (total != probe.words.size()) throw Error(ErrorKind::Internal, "bus_read_share auto: the DRAM probe misread");
+    return best_ms > 0 ? static_cast<double>(kDramProbeBytes) / (best_ms * 1e6) : 0;
+}
+
 // Best of kRepeats of `enqueue` on the device's stream (after one untimed run), in ms.
 template <class F>
 double best_device_ms(DeviceMemory& memory, F&& enqueue) {
@@ -180,6 +228,7 @@ SplitRates measure_split_rates(DeviceMemory& memory, CpuWorkers& workers, const 
         throw Error(ErrorKind::Internal, "bus_read_share auto: the probe weight has no host rows");
     SplitRates rates;
     rates.cpu_gbs = cpu_rate(workers, packs, host);
+    rates.dram_gbs = dram_rate(workers);
     if (!memory.can_time() || memory.kind() == DENSE_DEVICE_CPU) return rates;
 
     // The bus: a page-locked buffer (kept by `memory` until the session ends) into the ring.

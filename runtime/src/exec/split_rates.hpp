@@ -3,7 +3,8 @@
 //   - bus: page-locked host memory -> VRAM, a 32 MiB buffer copied into the staging ring (best of 3);
 //   - GPU: the device pack's GEMV over the VRAM rows of one weight per format (best of 3 each);
 //   - CPU: the CPU pack's GEMV over up to 64 MiB of that weight's host rows, read from the file
-//     mapping in row chunks on the session's workers, as the split's CPU parts run (best of 2).
+//     mapping in row chunks on the session's workers, as the split's CPU parts run (best of 2);
+//   - DRAM: the workers reading a fresh 256 MiB buffer (best of 2; larger than a last-level cache).
 // The CPU's probe weight is the split weight with the most host rows (the format the CPU reads most of).
 // The activation is zeros: a timing probe, the kernels do the same work on any input (and zeros keep
 // the CPU's float units clear of denormals).
@@ -23,6 +24,7 @@ struct SplitRates {
     double bus_gbs = 0;  // 0: not measured (the device cannot copy beside the step or time)
     double cpu_gbs = 0;
     double gpu_gbs = 0;
+    double dram_gbs = 0;  // the host's DRAM read rate, all workers (the CPU rows and the copies share it)
 };
 
 // One weight the probe reads: for the CPU rate the rows past n_device_rows (its host rows, from

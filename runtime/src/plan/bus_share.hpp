@@ -4,17 +4,21 @@
 // Why a model: the best share depends on how big the split is against the GPU's own work. A CPU
 // part of a split GEMV sits on the step's critical path (the next op needs its rows: the GPU waits
 // at the join), so the CPU's time adds to the step. The bus copies do not depend on the activation:
-// they run beside the whole step and only bound it when they take longer than it. So per token,
-// with H the host rows' bytes, s the share, G the GPU's own time, C = H / cpu rate, B = H / bus rate:
+// they run beside the whole step and only bound it when they take longer than it. Both read the
+// host's DRAM, so while the CPU rows run the copies get only what the CPU leaves of its read rate.
+// Per token, with H the host rows' bytes, s the share, G the GPU's own time, c the CPU's rate in a
+// step, b the bus's, D the DRAM's:
 //
-//     step(s) = max(G + (1 - s) C,  s B)      best at  s* = (G + C) / (C + B), clamped to [0, 1]
+//     CPU phase   P(s) = (1 - s) H / c
+//     step(s)     = max(G + P(s),  bus(s)),   bus(s) = the time to copy s H at min(b, D - c) during
+//                                              P(s) and at b after it
 //
-// Measured on the H200 test machine (docs/perf-notes.md, session 17: 27B seed-iq4, G ~ 10 ms, CPU
-// probe ~65-70 GB/s, bus ~55 GB/s): 16 GiB at context 32768 moves 0.98 GB and decodes best at 0.8
-// (55 tok/s against 44 at the old fixed 0.5), 12 GiB (3.6 GB) at 0.6, 8 GiB (7.9 GB) anywhere in
-// 0.46-0.6 within noise (the host's DRAM bounds both sides there). The model says 0.81, 0.61, 0.58.
-// A slow GPU against a fast bus (a 16 GB consumer card) has a large G and gets the whole move over
-// the bus.
+// choose_bus_share takes the share (in steps of 0.01) with the shortest predicted step. Measured on
+// the H200 test machine (docs/perf-notes.md, session 17: 27B seed-iq4, G ~ 10 ms, CPU probe ~60-75
+// GB/s, bus ~55 GB/s): 16 GiB at context 32768 moves 0.98 GB and decodes best at 0.8 (55 tok/s
+// against 44 at the old fixed 0.5), 12 GiB (3.6 GB) at 0.5-0.6, 8 GiB (7.9 GB) at 0.5 (0.59: -13 %,
+// the copies slow down beside the CPU). A slow GPU against a fast bus (a 16 GB consumer card) has a
+// large G and gets the whole move over the bus.
 #pragma once
 
 #include "model/run_config.hpp"
@@ -46,18 +50,22 @@ struct BusShareInputs {
     double cpu_gbs = 0;     // the CPU workers' GEMV rate over host rows, probed alone (GB/s, all threads)
     double bus_gbs = 0;     // page-locked host -> VRAM copy rate (GB/s)
     double gpu_gbs = 0;     // the GPU's GEMV rate over VRAM rows (GB/s)
+    double dram_gbs = 0;    // the host's DRAM read rate (GB/s; 0: not measured, no sharing modelled)
 };
 
 struct BusShareChoice {
-    double share = 0;         // s*, in [0, 1]
+    double share = 0;         // in [0, 1]
     double gpu_ms = 0;        // G
     double cpu_ms = 0;        // C: all host rows on the CPU (at kCpuStepEfficiency of the probe's rate)
     double bus_ms = 0;        // B: all host rows over the bus
-    double predicted_ms = 0;  // step(s*)
+    double predicted_ms = 0;  // step(share)
 };
 
-// s* for the inputs; a rate that is not positive (not measured) counts as 0 for its side: share 0
-// without a bus, 1 without CPU rows' rate. No host bytes: share 0.
+// step(s) in ms (infinite where a side that has work has no rate).
+double predicted_step_ms(const BusShareInputs& in, double share);
+
+// The share with the shortest predicted step: 0 without a bus rate, 1 without a CPU rate, 0 with no
+// host bytes.
 BusShareChoice choose_bus_share(const BusShareInputs& in);
 
 // "0.78 (bus 48.1 GB/s, CPU 45.9 GB/s, GPU 1800 GB/s: step ~12.9 ms vs ~20.6 at 0.5)" for the log.
