@@ -18,8 +18,9 @@ namespace {
 
 constexpr uint64_t kBusProbeBytes = uint64_t{32} << 20;
 constexpr uint64_t kCpuProbeBytes = uint64_t{64} << 20;
-// Larger than any CPU's last-level cache, so the read probe measures DRAM.
-constexpr uint64_t kDramProbeBytes = uint64_t{256} << 20;
+// Copies and CPU passes run side by side for the rates beside each other (~5 ms each on the H200).
+constexpr int kCopiesBeside = 8;
+constexpr int kCpuPassesBeside = 3;
 constexpr int kRepeats = 3;
 
 dense_tensor_view view(void* data, dense_type_id type, dense_device_kind kind, int64_t ne0, int64_t ne1) {
@@ -84,92 +85,50 @@ struct CpuProbe {
     }
 };
 
-double cpu_rate(CpuWorkers& workers, const packs::PackManager& packs, const ProbeWeight& w) {
-    const gguf::TensorInfo& t = *w.tensor;
-    const dense_tensor_view whole = view(nullptr, t.type, DENSE_DEVICE_CPU, t.ne[0], t.ne[1]);
-    const uint64_t row = static_cast<uint64_t>(whole.nb[1]);
-    const int64_t host_rows = t.ne[1] - w.n_device_rows;
-    const int64_t rows = std::clamp<int64_t>(static_cast<int64_t>(kCpuProbeBytes / row), 1, host_rows);
-    const auto* first = t.data.data() + row * static_cast<uint64_t>(t.ne[1] - rows);  // the last rows: host rows
-
-    const dense_tensor_view xv = view(nullptr, w.act, DENSE_DEVICE_CPU, t.ne[0], 1);
-    std::vector<std::byte> x(view_bytes(xv)), y(static_cast<size_t>(rows) * 4);
+// The CPU probe over up to kCpuProbeBytes of w's host rows, in row chunks as the split's CPU parts.
+struct CpuPass {
     CpuProbe probe;
-    const int64_t count = row_chunk_count(workers.size(), rows);
-    probe.src.resize(static_cast<size_t>(count));
-    probe.dst.resize(static_cast<size_t>(count));
-    for (int64_t c = 0; c < count; ++c) {
-        const int64_t a = rows * c / count, b = rows * (c + 1) / count;
-        const auto k = static_cast<size_t>(c);
-        probe.src[k] = {view(const_cast<std::byte*>(first) + row * static_cast<uint64_t>(a), t.type, DENSE_DEVICE_CPU,
-                             t.ne[0], b - a),
-                        view(x.data(), w.act, DENSE_DEVICE_CPU, t.ne[0], 1)};
-        probe.dst[k] = view(y.data() + 4 * a, DENSE_TYPE_F32, DENSE_DEVICE_CPU, b - a, 1);
-    }
-    for (size_t k = 0; k < probe.src.size(); ++k) {
-        probe.chunks.push_back(gemv_call(probe.src[k].data(), probe.dst[k]));
-        probe.chunks.back().n_threads = 1;
-    }
-    probe.impl = gemv_impl(packs, 0, DENSE_DEVICE_CPU, probe.chunks.front(), t).impl;
+    std::vector<std::byte> x, y;
+    uint64_t bytes = 0;
 
-    double best_ms = 0;
-    for (int r = 0; r < 2; ++r) {
+    CpuPass(CpuWorkers& workers, const packs::PackManager& packs, const ProbeWeight& w) {
+        const gguf::TensorInfo& t = *w.tensor;
+        const uint64_t row = static_cast<uint64_t>(view(nullptr, t.type, DENSE_DEVICE_CPU, t.ne[0], 1).nb[1]);
+        const int64_t host_rows = t.ne[1] - w.n_device_rows;
+        const int64_t rows = std::clamp<int64_t>(static_cast<int64_t>(kCpuProbeBytes / row), 1, host_rows);
+        const auto* first = t.data.data() + row * static_cast<uint64_t>(t.ne[1] - rows);  // the last rows: host rows
+        bytes = row * static_cast<uint64_t>(rows);
+        x.resize(view_bytes(view(nullptr, w.act, DENSE_DEVICE_CPU, t.ne[0], 1)));
+        y.resize(static_cast<size_t>(rows) * 4);
+        const int64_t count = row_chunk_count(workers.size(), rows);
+        probe.src.resize(static_cast<size_t>(count));
+        probe.dst.resize(static_cast<size_t>(count));
+        for (int64_t c = 0; c < count; ++c) {
+            const int64_t a = rows * c / count, b = rows * (c + 1) / count;
+            const auto k = static_cast<size_t>(c);
+            probe.src[k] = {view(const_cast<std::byte*>(first) + row * static_cast<uint64_t>(a), t.type,
+                                 DENSE_DEVICE_CPU, t.ne[0], b - a),
+                            view(x.data(), w.act, DENSE_DEVICE_CPU, t.ne[0], 1)};
+            probe.dst[k] = view(y.data() + 4 * a, DENSE_TYPE_F32, DENSE_DEVICE_CPU, b - a, 1);
+        }
+        for (size_t k = 0; k < probe.src.size(); ++k) {
+            probe.chunks.push_back(gemv_call(probe.src[k].data(), probe.dst[k]));
+            probe.chunks.back().n_threads = 1;
+        }
+        probe.impl = gemv_impl(packs, 0, DENSE_DEVICE_CPU, probe.chunks.front(), t).impl;
+    }
+
+    // One pass on the workers, in ms.
+    double run(CpuWorkers& workers) {
         probe.finished.store(0);
         const auto from = std::chrono::steady_clock::now();
         workers.submit(&CpuProbe::run, &probe, probe.chunks.size());
         while (probe.finished.load(std::memory_order_acquire) < probe.chunks.size()) cpu_relax();
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - from).count();
         if (probe.failed.load() != DENSE_OK) check(static_cast<dense_status>(probe.failed.load()), "the CPU GEMV probe");
-        best_ms = r == 0 ? ms : std::min(best_ms, ms);
-    }
-    return best_ms > 0 ? static_cast<double>(row) * static_cast<double>(rows) / (best_ms * 1e6) : 0;
-}
-
-// The host's DRAM read rate: every worker sums its slice of a fresh 256 MiB buffer (best of 2).
-struct DramProbe {
-    std::vector<uint64_t> words;
-    size_t slices = 1;
-    std::vector<uint64_t> sums;
-    std::atomic<size_t> finished{0};
-
-    static void run(void* p, size_t i) {
-        auto& probe = *static_cast<DramProbe*>(p);
-        const size_t n = probe.words.size();
-        const uint64_t* w = probe.words.data() + n * i / probe.slices;
-        const size_t count = n * (i + 1) / probe.slices - n * i / probe.slices;
-        uint64_t a = 0, b = 0, c = 0, d = 0;  // four chains: loads, not adds, bound the loop
-        size_t k = 0;
-        for (; k + 4 <= count; k += 4) {
-            a += w[k];
-            b += w[k + 1];
-            c += w[k + 2];
-            d += w[k + 3];
-        }
-        for (; k < count; ++k) a += w[k];
-        probe.sums[i] = a + b + c + d;  // kept, so the reads are not optimised away
-        probe.finished.fetch_add(1, std::memory_order_release);
+        return ms;
     }
 };
-
-double dram_rate(CpuWorkers& workers) {
-    DramProbe probe;
-    probe.words.assign(static_cast<size_t>(kDramProbeBytes / 8), 1);  // written: every page is resident
-    probe.slices = std::max<size_t>(workers.size(), 1);
-    probe.sums.assign(probe.slices, 0);
-    double best_ms = 0;
-    for (int r = 0; r < 2; ++r) {
-        probe.finished.store(0);
-        const auto from = std::chrono::steady_clock::now();
-        workers.submit(&DramProbe::run, &probe, probe.slices);
-        while (probe.finished.load(std::memory_order_acquire) < probe.slices) cpu_relax();
-        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - from).count();
-        best_ms = r == 0 ? ms : std::min(best_ms, ms);
-    }
-    uint64_t total = 0;
-    for (uint64_t v : probe.sums) total += v;
-    if (total != probe.words.size()) throw Error(ErrorKind::Internal, "bus_read_share auto: the DRAM probe misread");
-    return best_ms > 0 ? static_cast<double>(kDramProbeBytes) / (best_ms * 1e6) : 0;
-}
 
 // Best of kRepeats of `enqueue` on the device's stream (after one untimed run), in ms.
 template <class F>
@@ -227,16 +186,39 @@ SplitRates measure_split_rates(DeviceMemory& memory, CpuWorkers& workers, const 
     if (host.tensor == nullptr || host.n_device_rows >= host.tensor->ne[1])
         throw Error(ErrorKind::Internal, "bus_read_share auto: the probe weight has no host rows");
     SplitRates rates;
-    rates.cpu_gbs = cpu_rate(workers, packs, host);
-    rates.dram_gbs = dram_rate(workers);
+    CpuPass cpu(workers, packs, host);
+    cpu.run(workers);  // wakes the workers and faults the rows in
+    double best_ms = 0;
+    for (int r = 0; r < kRepeats; ++r) {
+        const double ms = cpu.run(workers);
+        best_ms = r == 0 ? ms : std::min(best_ms, ms);
+    }
+    if (best_ms > 0) rates.cpu_gbs = static_cast<double>(cpu.bytes) / (best_ms * 1e6);
     if (!memory.can_time() || memory.kind() == DENSE_DEVICE_CPU) return rates;
 
-    // The bus: a page-locked buffer (kept by `memory` until the session ends) into the ring.
+    // The bus: a page-locked buffer (kept by `memory` until the session ends) into the ring, alone...
     const uint64_t bus_bytes = std::min(kBusProbeBytes, scratch_bytes);
     void* pinned = memory.alloc_host_locked(bus_bytes);
     std::memset(pinned, 0, static_cast<size_t>(bus_bytes));
     const double bus_ms = best_device_ms(memory, [&] { memory.to_device(scratch, pinned, bus_bytes); });
     if (bus_ms > 0) rates.bus_gbs = static_cast<double>(bus_bytes) / (bus_ms * 1e6);
+    // ...and beside the CPU passes, both reading the host's DRAM: what each gets in a step's CPU phase.
+    void* marks = memory.create_marks(2);
+    try {
+        memory.record_mark(marks, 0);
+        for (int k = 0; k < kCopiesBeside; ++k) memory.to_device(scratch, pinned, bus_bytes);
+        memory.record_mark(marks, 1);
+        double cpu_ms = 0;
+        for (int r = 0; r < kCpuPassesBeside; ++r) cpu_ms += cpu.run(workers);
+        memory.sync();
+        const double copies_ms = memory.elapsed_ms(marks, 0, 1);
+        if (copies_ms > 0) rates.bus_beside_cpu_gbs = static_cast<double>(kCopiesBeside * bus_bytes) / (copies_ms * 1e6);
+        if (cpu_ms > 0) rates.cpu_beside_bus_gbs = static_cast<double>(kCpuPassesBeside * cpu.bytes) / (cpu_ms * 1e6);
+    } catch (...) {
+        memory.destroy_marks(marks);
+        throw;
+    }
+    memory.destroy_marks(marks);
 
     // The GPU: each format's GEMV over its weight's VRAM rows; activation, output and workspace in
     // the ring.

@@ -7,20 +7,19 @@
 namespace dense::plan {
 
 double predicted_step_ms(const BusShareInputs& in, double share) {
+    constexpr double inf = std::numeric_limits<double>::infinity();
     const double gpu_ms = in.gpu_gbs > 0 ? in.gpu_bytes / (in.gpu_gbs * 1e6) * kStepPerGemvTime : 0;
-    const double cpu_rate = in.cpu_gbs * kCpuStepEfficiency * 1e6;  // bytes per ms in a step
-    const double cpu_phase = share < 1 ? (cpu_rate > 0 ? (1 - share) * in.host_bytes / cpu_rate
-                                                       : std::numeric_limits<double>::infinity())
-                                       : 0;
     const double bus_bytes = share * in.host_bytes;
+    // Bytes per ms. With copies in the step the CPU rows run beside them (where that was measured).
+    const double cpu = (bus_bytes > 0 && in.cpu_beside_bus_gbs > 0 ? in.cpu_beside_bus_gbs : in.cpu_gbs) * 1e6;
+    const double bus = in.bus_gbs * 1e6;
+    const double bus_beside = (in.bus_beside_cpu_gbs > 0 ? in.bus_beside_cpu_gbs : in.bus_gbs) * 1e6;
+    const double cpu_phase = share < 1 ? (cpu > 0 ? (1 - share) * in.host_bytes / cpu : inf) : 0;
     double bus_side = 0;
     if (bus_bytes > 0) {
-        if (in.bus_gbs <= 0) return std::numeric_limits<double>::infinity();
-        const double bus = in.bus_gbs * 1e6;
-        // While the CPU rows run, the copies get what the CPU leaves of the DRAM's read rate.
-        const double shared = in.dram_gbs > 0 ? std::clamp(in.dram_gbs * 1e6 - cpu_rate, 0.0, bus) : bus;
-        const double during = shared * cpu_phase;
-        bus_side = bus_bytes <= during ? bus_bytes / shared : cpu_phase + (bus_bytes - during) / bus;
+        if (bus <= 0) return inf;
+        const double during = bus_beside * cpu_phase;  // copied while the CPU rows run
+        bus_side = bus_bytes <= during ? bus_bytes / bus_beside : cpu_phase + (bus_bytes - during) / bus;
     }
     return std::max(gpu_ms + cpu_phase, bus_side);
 }
@@ -28,7 +27,7 @@ double predicted_step_ms(const BusShareInputs& in, double share) {
 BusShareChoice choose_bus_share(const BusShareInputs& in) {
     BusShareChoice c;
     c.gpu_ms = in.gpu_gbs > 0 ? in.gpu_bytes / (in.gpu_gbs * 1e6) * kStepPerGemvTime : 0;
-    c.cpu_ms = in.cpu_gbs > 0 ? in.host_bytes / (in.cpu_gbs * kCpuStepEfficiency * 1e6) : 0;
+    c.cpu_ms = in.cpu_gbs > 0 ? in.host_bytes / (in.cpu_gbs * 1e6) : 0;
     c.bus_ms = in.bus_gbs > 0 ? in.host_bytes / (in.bus_gbs * 1e6) : 0;
     c.predicted_ms = predicted_step_ms(in, 0);
     if (in.host_bytes <= 0) return c;
@@ -48,10 +47,10 @@ BusShareChoice choose_bus_share(const BusShareInputs& in) {
 std::string describe(const BusShareChoice& c, const BusShareInputs& in) {
     char buf[320];
     std::snprintf(buf, sizeof buf,
-                  "%.2f (%.2f GB of host rows; bus %.1f GB/s, CPU %.1f GB/s alone, DRAM %.1f GB/s, GPU GEMV %.0f "
-                  "GB/s: step ~%.1f ms, ~%.1f ms at 0.5)",
-                  c.share, in.host_bytes / 1e9, in.bus_gbs, in.cpu_gbs, in.dram_gbs, in.gpu_gbs, c.predicted_ms,
-                  predicted_step_ms(in, 0.5));
+                  "%.2f (%.2f GB of host rows; bus %.1f GB/s alone, %.1f beside the CPU; CPU %.1f GB/s alone, %.1f "
+                  "beside the bus; GPU GEMV %.0f GB/s: step ~%.1f ms, ~%.1f ms at 0.5)",
+                  c.share, in.host_bytes / 1e9, in.bus_gbs, in.bus_beside_cpu_gbs, in.cpu_gbs, in.cpu_beside_bus_gbs,
+                  in.gpu_gbs, c.predicted_ms, predicted_step_ms(in, 0.5));
     return buf;
 }
 
