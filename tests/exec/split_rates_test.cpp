@@ -29,8 +29,6 @@ TEST(SplitRates, CpuProbeMeasuresTheHostRowsOnTheWorkers) {
     w.act = global_type_table().find(biggest->type)->act_type;
     const exec::SplitRates r = exec::measure_split_rates(*memory, workers, cpu_ref_packs(), 0, w, {w}, nullptr, 0);
     EXPECT_GT(r.cpu_gbs, 0.0) << biggest->name;
-    EXPECT_EQ(r.bus_beside_cpu_gbs, 0.0);
-    EXPECT_EQ(r.cpu_beside_bus_gbs, 0.0);
     EXPECT_EQ(r.bus_gbs, 0.0);
     EXPECT_EQ(r.gpu_gbs, 0.0);
 

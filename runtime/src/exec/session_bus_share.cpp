@@ -57,8 +57,6 @@ double Session::choose_auto_bus_share(const packs::PackManager& packs, size_t de
     }
     const SplitRates rates = measure_split_rates(*memory_, *cpu_workers_, packs, device, probe, vram, ring, ring_bytes);
     in.cpu_gbs = rates.cpu_gbs;
-    in.cpu_beside_bus_gbs = rates.cpu_beside_bus_gbs;
-    in.bus_beside_cpu_gbs = rates.bus_beside_cpu_gbs;
     in.bus_gbs = rates.bus_gbs;
     in.gpu_gbs = rates.gpu_gbs;
     const plan::BusShareChoice choice = plan::choose_bus_share(in);

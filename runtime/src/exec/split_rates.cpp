@@ -18,9 +18,6 @@ namespace {
 
 constexpr uint64_t kBusProbeBytes = uint64_t{32} << 20;
 constexpr uint64_t kCpuProbeBytes = uint64_t{64} << 20;
-// Copies and CPU passes run side by side for the rates beside each other (~5 ms each on the H200).
-constexpr int kCopiesBeside = 8;
-constexpr int kCpuPassesBeside = 3;
 constexpr int kRepeats = 3;
 
 dense_tensor_view view(void* data, dense_type_id type, dense_device_kind kind, int64_t ne0, int64_t ne1) {
@@ -85,50 +82,46 @@ struct CpuProbe {
     }
 };
 
-// The CPU probe over up to kCpuProbeBytes of w's host rows, in row chunks as the split's CPU parts.
-struct CpuPass {
+double cpu_rate(CpuWorkers& workers, const packs::PackManager& packs, const ProbeWeight& w) {
+    const gguf::TensorInfo& t = *w.tensor;
+    const dense_tensor_view whole = view(nullptr, t.type, DENSE_DEVICE_CPU, t.ne[0], t.ne[1]);
+    const uint64_t row = static_cast<uint64_t>(whole.nb[1]);
+    const int64_t host_rows = t.ne[1] - w.n_device_rows;
+    const int64_t rows = std::clamp<int64_t>(static_cast<int64_t>(kCpuProbeBytes / row), 1, host_rows);
+    const auto* first = t.data.data() + row * static_cast<uint64_t>(t.ne[1] - rows);  // the last rows: host rows
+
+    const dense_tensor_view xv = view(nullptr, w.act, DENSE_DEVICE_CPU, t.ne[0], 1);
+    std::vector<std::byte> x(view_bytes(xv)), y(static_cast<size_t>(rows) * 4);
     CpuProbe probe;
-    std::vector<std::byte> x, y;
-    uint64_t bytes = 0;
-
-    CpuPass(CpuWorkers& workers, const packs::PackManager& packs, const ProbeWeight& w) {
-        const gguf::TensorInfo& t = *w.tensor;
-        const uint64_t row = static_cast<uint64_t>(view(nullptr, t.type, DENSE_DEVICE_CPU, t.ne[0], 1).nb[1]);
-        const int64_t host_rows = t.ne[1] - w.n_device_rows;
-        const int64_t rows = std::clamp<int64_t>(static_cast<int64_t>(kCpuProbeBytes / row), 1, host_rows);
-        const auto* first = t.data.data() + row * static_cast<uint64_t>(t.ne[1] - rows);  // the last rows: host rows
-        bytes = row * static_cast<uint64_t>(rows);
-        x.resize(view_bytes(view(nullptr, w.act, DENSE_DEVICE_CPU, t.ne[0], 1)));
-        y.resize(static_cast<size_t>(rows) * 4);
-        const int64_t count = row_chunk_count(workers.size(), rows);
-        probe.src.resize(static_cast<size_t>(count));
-        probe.dst.resize(static_cast<size_t>(count));
-        for (int64_t c = 0; c < count; ++c) {
-            const int64_t a = rows * c / count, b = rows * (c + 1) / count;
-            const auto k = static_cast<size_t>(c);
-            probe.src[k] = {view(const_cast<std::byte*>(first) + row * static_cast<uint64_t>(a), t.type,
-                                 DENSE_DEVICE_CPU, t.ne[0], b - a),
-                            view(x.data(), w.act, DENSE_DEVICE_CPU, t.ne[0], 1)};
-            probe.dst[k] = view(y.data() + 4 * a, DENSE_TYPE_F32, DENSE_DEVICE_CPU, b - a, 1);
-        }
-        for (size_t k = 0; k < probe.src.size(); ++k) {
-            probe.chunks.push_back(gemv_call(probe.src[k].data(), probe.dst[k]));
-            probe.chunks.back().n_threads = 1;
-        }
-        probe.impl = gemv_impl(packs, 0, DENSE_DEVICE_CPU, probe.chunks.front(), t).impl;
+    const int64_t count = row_chunk_count(workers.size(), rows);
+    probe.src.resize(static_cast<size_t>(count));
+    probe.dst.resize(static_cast<size_t>(count));
+    for (int64_t c = 0; c < count; ++c) {
+        const int64_t a = rows * c / count, b = rows * (c + 1) / count;
+        const auto k = static_cast<size_t>(c);
+        probe.src[k] = {view(const_cast<std::byte*>(first) + row * static_cast<uint64_t>(a), t.type, DENSE_DEVICE_CPU,
+                             t.ne[0], b - a),
+                        view(x.data(), w.act, DENSE_DEVICE_CPU, t.ne[0], 1)};
+        probe.dst[k] = view(y.data() + 4 * a, DENSE_TYPE_F32, DENSE_DEVICE_CPU, b - a, 1);
     }
+    for (size_t k = 0; k < probe.src.size(); ++k) {
+        probe.chunks.push_back(gemv_call(probe.src[k].data(), probe.dst[k]));
+        probe.chunks.back().n_threads = 1;
+    }
+    probe.impl = gemv_impl(packs, 0, DENSE_DEVICE_CPU, probe.chunks.front(), t).impl;
 
-    // One pass on the workers, in ms.
-    double run(CpuWorkers& workers) {
+    double best_ms = 0;
+    for (int r = 0; r < 2; ++r) {
         probe.finished.store(0);
         const auto from = std::chrono::steady_clock::now();
         workers.submit(&CpuProbe::run, &probe, probe.chunks.size());
         while (probe.finished.load(std::memory_order_acquire) < probe.chunks.size()) cpu_relax();
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - from).count();
         if (probe.failed.load() != DENSE_OK) check(static_cast<dense_status>(probe.failed.load()), "the CPU GEMV probe");
-        return ms;
+        best_ms = r == 0 ? ms : std::min(best_ms, ms);
     }
-};
+    return best_ms > 0 ? static_cast<double>(row) * static_cast<double>(rows) / (best_ms * 1e6) : 0;
+}
 
 // Best of kRepeats of `enqueue` on the device's stream (after one untimed run), in ms.
 template <class F>
@@ -186,39 +179,15 @@ SplitRates measure_split_rates(DeviceMemory& memory, CpuWorkers& workers, const 
     if (host.tensor == nullptr || host.n_device_rows >= host.tensor->ne[1])
         throw Error(ErrorKind::Internal, "bus_read_share auto: the probe weight has no host rows");
     SplitRates rates;
-    CpuPass cpu(workers, packs, host);
-    cpu.run(workers);  // wakes the workers and faults the rows in
-    double best_ms = 0;
-    for (int r = 0; r < kRepeats; ++r) {
-        const double ms = cpu.run(workers);
-        best_ms = r == 0 ? ms : std::min(best_ms, ms);
-    }
-    if (best_ms > 0) rates.cpu_gbs = static_cast<double>(cpu.bytes) / (best_ms * 1e6);
+    rates.cpu_gbs = cpu_rate(workers, packs, host);
     if (!memory.can_time() || memory.kind() == DENSE_DEVICE_CPU) return rates;
 
-    // The bus: a page-locked buffer (kept by `memory` until the session ends) into the ring, alone...
+    // The bus: a page-locked buffer (kept by `memory` until the session ends) into the ring.
     const uint64_t bus_bytes = std::min(kBusProbeBytes, scratch_bytes);
     void* pinned = memory.alloc_host_locked(bus_bytes);
     std::memset(pinned, 0, static_cast<size_t>(bus_bytes));
     const double bus_ms = best_device_ms(memory, [&] { memory.to_device(scratch, pinned, bus_bytes); });
     if (bus_ms > 0) rates.bus_gbs = static_cast<double>(bus_bytes) / (bus_ms * 1e6);
-    // ...and beside the CPU passes, both reading the host's DRAM: what each gets in a step's CPU phase.
-    void* marks = memory.create_marks(2);
-    try {
-        memory.record_mark(marks, 0);
-        for (int k = 0; k < kCopiesBeside; ++k) memory.to_device(scratch, pinned, bus_bytes);
-        memory.record_mark(marks, 1);
-        double cpu_ms = 0;
-        for (int r = 0; r < kCpuPassesBeside; ++r) cpu_ms += cpu.run(workers);
-        memory.sync();
-        const double copies_ms = memory.elapsed_ms(marks, 0, 1);
-        if (copies_ms > 0) rates.bus_beside_cpu_gbs = static_cast<double>(kCopiesBeside * bus_bytes) / (copies_ms * 1e6);
-        if (cpu_ms > 0) rates.cpu_beside_bus_gbs = static_cast<double>(kCpuPassesBeside * cpu.bytes) / (cpu_ms * 1e6);
-    } catch (...) {
-        memory.destroy_marks(marks);
-        throw;
-    }
-    memory.destroy_marks(marks);
 
     // The GPU: each format's GEMV over its weight's VRAM rows; activation, output and workspace in
     // the ring.

@@ -1,11 +1,10 @@
-// The rates a split session's `bus_read_share: auto` is chosen from (plan/bus_share.hpp), measured
-// at load on this machine in a few milliseconds, before the bus rows are laid out:
-//   - CPU: the CPU pack's GEMV over up to 64 MiB of the host rows of the split weight with the most
-//     of them (the format the CPU reads most of), read from the file mapping in row chunks on the
-//     session's workers as the split's CPU parts run (a warm-up pass, then best of 3);
-//   - bus: a 32 MiB page-locked buffer copied into the staging ring (best of 3);
-//   - both side by side: 8 such copies while the CPU makes 3 passes, each side's rate beside the other;
-//   - GPU: the device pack's GEMV over the VRAM rows of one weight per format (best of 3 each).
+// The three rates a split session's `bus_read_share: auto` is chosen from (plan/bus_share.hpp),
+// measured at load on this machine in a few milliseconds, before the bus rows are laid out:
+//   - bus: page-locked host memory -> VRAM, a 32 MiB buffer copied into the staging ring (best of 3);
+//   - GPU: the device pack's GEMV over the VRAM rows of one weight per format (best of 3 each);
+//   - CPU: the CPU pack's GEMV over up to 64 MiB of that weight's host rows, read from the file
+//     mapping in row chunks on the session's workers, as the split's CPU parts run (best of 2).
+// The CPU's probe weight is the split weight with the most host rows (the format the CPU reads most of).
 // The activation is zeros: a timing probe, the kernels do the same work on any input (and zeros keep
 // the CPU's float units clear of denormals).
 #pragma once
@@ -21,13 +20,9 @@
 namespace dense::exec {
 
 struct SplitRates {
-    double bus_gbs = 0;  // alone; 0: not measured (the device cannot copy beside the step or time)
-    double cpu_gbs = 0;  // alone
+    double bus_gbs = 0;  // 0: not measured (the device cannot copy beside the step or time)
+    double cpu_gbs = 0;
     double gpu_gbs = 0;
-    // Side by side: both read the host's DRAM (on the H200 host the copies fall from ~55 to ~44 GB/s
-    // while the CPU rows run, docs/perf-notes.md sessions 12 and 17). 0: not measured.
-    double bus_beside_cpu_gbs = 0;
-    double cpu_beside_bus_gbs = 0;
 };
 
 // One weight the probe reads: for the CPU rate the rows past n_device_rows (its host rows, from

@@ -4,21 +4,24 @@
 // Why a model: the best share depends on how big the split is against the GPU's own work. A CPU
 // part of a split GEMV sits on the step's critical path (the next op needs its rows: the GPU waits
 // at the join), so the CPU's time adds to the step. The bus copies do not depend on the activation:
-// they run beside the whole step and only bound it when they take longer than it. Both read the
-// host's DRAM, so while the CPU rows run each side gets less than alone. Per token, with H the host
-// rows' bytes, s the share, G the GPU's own time:
+// they run beside the whole step and only bound it when they take longer than it. So per token,
+// with H the host rows' bytes, s the share, G the GPU's own time, C = H / cpu rate, B = H / bus rate:
 //
-//     CPU phase   P(s) = (1 - s) H / c'        (c' the CPU's rate beside the copies)
-//     step(s)     = max(G + P(s),  bus(s))     (bus(s): s H copied at b' during P(s), at b after)
+//     step(s) = max(G + (1 - s) C,  s B)      best at  s* = (G + C) / (C + B), clamped to [0, 1]
 //
-// with b, b' the bus's rate alone and beside the CPU, all measured at load (exec/split_rates.hpp).
-// choose_bus_share takes the share (in steps of 0.01) with the shortest predicted step. Measured on
-// the H200 test machine (docs/perf-notes.md, session 17: 27B seed-iq4, G ~ 10 ms, CPU ~45-75 GB/s,
-// bus ~55 GB/s alone): 16 GiB at context 32768 moves 0.98 GB and decodes best at 0.8 (55 tok/s
-// against 44 at the old fixed 0.5), 12 GiB (3.6 GB) at 0.5-0.6, 8 GiB (7.9 GB) at 0.5 (0.59-0.67:
-// -13-16 %, the copies slow down beside the CPU). A slow GPU against a fast bus (a 16 GB consumer
-// card) has a large G and gets the whole move over the bus. Not modelled: the hand-overs and chunk
-// tails that make a step's CPU parts slower than the probe's pass.
+// Measured on the H200 test machine (docs/perf-notes.md, session 17, 27B seed-iq4, G ~ 10 ms): at
+// fixed shares 16 GiB at context 32768 (0.98 GB of host rows) decodes best at 0.8 (54-56 tok/s
+// against 44 at the old fixed 0.5), 12 GiB (3.6 GB) at 0.5-0.6, 8 GiB (7.9 GB) at 0.5. With the rates
+// probed at load (CPU ~63-70 GB/s alone, bus ~55, the GPU's formats ~1.78 TB/s) this model chose
+// 0.75 (53.1 tok/s), 0.53 (20.1) and 0.46 (9.78 against 9.77 at 0.5, same run).
+// A slow GPU against a fast bus (a 16 GB consumer card) has a large G and gets the whole move over
+// the bus.
+//
+// Known limits: the CPU and the copies both read the host's DRAM, and beside each other both run
+// slower than their probes alone (the copies ~44 GB/s instead of 55 on the H200 host); and a step's
+// CPU parts run slower than the probe's pass (hand-overs, chunk tails). Where the CPU probe reads
+// low, a large split gets more than 0.5 (8 GiB at 0.59 decoded 13 % slower than at 0.5). Measuring
+// both sides side by side is the next step (branch bus-share-side-by-side, not yet run on a GPU).
 #pragma once
 
 #include "model/run_config.hpp"
@@ -40,26 +43,21 @@ inline constexpr double kStepPerGemvTime = 1.25;
 struct BusShareInputs {
     double host_bytes = 0;  // the split's host rows, read once per token (H)
     double gpu_bytes = 0;   // the weight bytes the GPU reads from VRAM per token
-    double cpu_gbs = 0;     // the CPU workers' GEMV rate over host rows, alone (GB/s, all threads)
-    double bus_gbs = 0;     // page-locked host -> VRAM copy rate, alone (GB/s)
+    double cpu_gbs = 0;     // the CPU workers' GEMV rate over host rows (GB/s, all threads)
+    double bus_gbs = 0;     // page-locked host -> VRAM copy rate (GB/s)
     double gpu_gbs = 0;     // the GPU's GEMV rate over VRAM rows (GB/s)
-    double cpu_beside_bus_gbs = 0;  // the two side by side (0: not measured, the rate alone is used)
-    double bus_beside_cpu_gbs = 0;
 };
 
 struct BusShareChoice {
-    double share = 0;         // in [0, 1]
-    double gpu_ms = 0;        // G, the GPU's own time
-    double cpu_ms = 0;        // all host rows on the CPU alone
-    double bus_ms = 0;        // all host rows over the bus alone
-    double predicted_ms = 0;  // step(share)
+    double share = 0;         // s*, in [0, 1]
+    double gpu_ms = 0;        // G
+    double cpu_ms = 0;        // C: all host rows on the CPU
+    double bus_ms = 0;        // B: all host rows over the bus
+    double predicted_ms = 0;  // step(s*)
 };
 
-// step(s) in ms (infinite where a side that has work has no rate).
-double predicted_step_ms(const BusShareInputs& in, double share);
-
-// The share with the shortest predicted step: 0 without a bus rate, 1 without a CPU rate, 0 with no
-// host bytes.
+// s* for the inputs; a rate that is not positive (not measured) counts as 0 for its side: share 0
+// without a bus, 1 without CPU rows' rate. No host bytes: share 0.
 BusShareChoice choose_bus_share(const BusShareInputs& in);
 
 // "0.78 (bus 48.1 GB/s, CPU 45.9 GB/s, GPU 1800 GB/s: step ~12.9 ms vs ~20.6 at 0.5)" for the log.
