@@ -314,8 +314,13 @@ void split_matches_unsplit(const std::string& mix, SplitBar bar, double bus_shar
             EXPECT_TRUE(split->bus_share_note().empty());
         }
         if (plan::is_auto_bus_share(bus_share)) {
+            if (split->bus_weight_bytes() > 0) {
+                EXPECT_GT(share, 0.0);
+            }
             if (share == 0) {
                 EXPECT_EQ(split->bus_weight_bytes(), 0u);
+            } else if (share >= 0.5) {
+                EXPECT_GT(split->bus_weight_bytes(), 0u);  // half of each split weight's host rows or more
             }
             EXPECT_LE(split->bus_weight_bytes(), split->bill().cpu_read_bytes);
         } else if (bus_share > 0) {

@@ -84,13 +84,26 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     const bool auto_share = plan::is_auto_bus_share(options.bus_read_share);
     const bool has_bus = split != nullptr && device.kind() != DENSE_DEVICE_CPU && memory_->can_overlap_copies();
     bus_share_ = auto_share ? (has_bus ? 1.0 : 0.0) : options.bus_read_share;
+    if (auto_share && split != nullptr && !has_bus)
+        bus_share_note_ = "0 (no bus: a CPU session, or a pack that cannot copy beside the step)";
     if (split != nullptr) cpu_workers_ = std::make_unique<CpuWorkers>(static_cast<unsigned>(std::max(options.threads, 0)));
     const uint64_t bus_staging = plan::bus_staging_bytes(
         bus_share_, split, memory_->can_overlap_copies() ? options.prefill_chunk : int64_t{1}, device.kind());
     if (bus_staging > 0) {
         void* ring = memory_->alloc(bus_staging, plan::kBusStagingLabel);
-        if (auto_share && has_bus) bus_share_ = choose_auto_bus_share(packs, options.device, device_rows, go,
-                                               plan::row_read_tables(model, spec), ring, bus_staging);
+        if (auto_share && has_bus) {
+            // A probe that fails (a pack without some GEMV, page-locked memory refused) costs the
+            // choice, not the run: the CPU then reads every host row, as before `auto`.
+            try {
+                bus_share_ = choose_auto_bus_share(packs, options.device, device_rows, go,
+                                                   plan::row_read_tables(model, spec), ring, bus_staging);
+            } catch (const Error& e) {
+                if (e.kind() != ErrorKind::Pack && e.kind() != ErrorKind::Device) throw;
+                bus_share_ = 0;
+                bus_share_note_ = std::string("0 (the rates could not be measured: ") + e.what() + ")";
+                spdlog::warn("bus_read_share auto: {}", bus_share_note_);
+            }
+        }
         std::vector<const gguf::TensorInfo*> tensors;
         for (const auto& [t, keep] : device_rows) {
             const int64_t n = bus_rows_for(t->ne[1] - keep, bus_share_);

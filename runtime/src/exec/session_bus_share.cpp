@@ -27,6 +27,7 @@ double Session::choose_auto_bus_share(const packs::PackManager& packs, size_t de
         return go.activation_for ? go.activation_for(weight) : (type ? type->act_type : DENSE_TYPE_NONE);
     };
     for (const auto& [t, keep] : device_rows) {
+        if (t->ne[2] * t->ne[3] != 1 || keep > t->ne[1]) continue;  // row splits are of 2-D weights
         const uint64_t row = plan::row_bytes(*t);
         const uint64_t host = row * static_cast<uint64_t>(t->ne[1] - keep);
         in.host_bytes += static_cast<double>(host);

@@ -148,7 +148,8 @@ double best_device_ms(DeviceMemory& memory, F&& enqueue) {
     return best;
 }
 
-// GB/s of the device's GEMV over w's VRAM rows (0 when it cannot be measured in the scratch).
+// GB/s of the device's GEMV over w's VRAM rows (0 when it cannot be measured: no device pack has the
+// GEMV, or the scratch is too small).
 double gpu_rate(DeviceMemory& memory, const packs::PackManager& packs, size_t device, const ProbeWeight& w,
                 void* scratch, uint64_t scratch_bytes) {
     if (w.tensor == nullptr || w.n_device_rows <= 0) return 0;
@@ -161,7 +162,11 @@ double gpu_rate(DeviceMemory& memory, const packs::PackManager& packs, size_t de
     const uint64_t y_bytes = (static_cast<uint64_t>(w.n_device_rows) * 4 + 255) / 256 * 256;
     dense_op_call call = gemv_call(src, dst);
     call.stream = memory.stream();
-    const dense_op_impl impl = gemv_impl(packs, device, memory.kind(), call, t).impl;
+    // A format no device pack multiplies (a weight the step never reads as a GEMV) is left out.
+    const packs::OpCandidate* candidate =
+        packs.select_op({DENSE_OP_GEMV_Q, t.type, w.act, memory.kind()}, call, device);
+    if (candidate == nullptr) return 0;
+    const dense_op_impl impl = candidate->impl;
     const uint64_t ws = impl.workspace_bytes != nullptr ? impl.workspace_bytes(impl.user, &call) : 0;
     if (x_bytes + y_bytes + ws > scratch_bytes) return 0;
     memory.zero(scratch, x_bytes);
