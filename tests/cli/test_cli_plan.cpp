@@ -186,12 +186,15 @@ TEST(CliPlan, BadValuesAreClearErrors) {
     r = run_dense_rt("--config configs/tiny.yaml plan --vram-budget 8GiB --kv-type q8");
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("--kv-type must be f16 or f32"), std::string::npos) << r.err;
-    r = run_dense_rt("--config configs/tiny.yaml --bus-read-share 1.5 plan --vram-budget 8GiB");
-    EXPECT_EQ(r.exit_code, 1);
-    EXPECT_NE(r.err.find("--bus-read-share: '1.5' is not 'auto' or a share between 0 and 1"), std::string::npos) << r.err;
-    r = run_dense_rt("--config configs/tiny.yaml --bus-read-share half plan --vram-budget 8GiB");
-    EXPECT_EQ(r.exit_code, 1);
-    EXPECT_NE(r.err.find("--bus-read-share: 'half'"), std::string::npos) << r.err;
+    // Checked as the flag is parsed, for every command (packs too, which loads no run config).
+    for (const char* cmd : {"plan --vram-budget 8GiB", "packs"}) {
+        r = run_dense_rt(std::string("--config configs/tiny.yaml --bus-read-share 1.5 ") + cmd);
+        EXPECT_NE(r.exit_code, 0) << cmd;
+        EXPECT_NE(r.err.find("'1.5' is not 'auto' or a share between 0 and 1"), std::string::npos) << cmd << ": " << r.err;
+        r = run_dense_rt(std::string("--config configs/tiny.yaml --bus-read-share half ") + cmd);
+        EXPECT_NE(r.exit_code, 0) << cmd;
+        EXPECT_NE(r.err.find("'half' is not 'auto'"), std::string::npos) << cmd << ": " << r.err;
+    }
     for (const char* ok : {"auto", "0.25"}) {
         r = run_dense_rt(std::string("--config configs/tiny.yaml --bus-read-share ") + ok + " plan --vram-budget 8GiB");
         EXPECT_EQ(r.exit_code, 0) << ok << ": " << r.err;

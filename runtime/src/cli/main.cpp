@@ -38,7 +38,13 @@ int main(int argc, char** argv) {
     app.add_option("--bus-read-share", common.bus_read_share,
                    "With a row split on a GPU: share (0-1) of the rows that do not fit in VRAM that the GPU computes "
                    "itself, copied over PCIe each token, beside the CPU; auto = chosen at load from the bus, CPU and "
-                   "GPU rates measured there (config bus_read_share; default auto)");
+                   "GPU rates measured there (config bus_read_share; default auto)")
+        ->check(CLI::Validator(
+            [](std::string& text) {
+                return dense::cli::parse_bus_read_share(text) ? std::string()
+                                                              : "'" + text + "' is not 'auto' or a share between 0 and 1";
+            },
+            "auto|0-1"));
     app.add_option("--prefill-chunk", common.prefill_chunk,
                    "Prompt tokens per batched prefill step; 1 = token by token (config prefill_chunk; default 64 on "
                    "a GPU, down to 16 where the VRAM plan needs it; 1 on the CPU)")

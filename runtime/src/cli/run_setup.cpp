@@ -25,15 +25,12 @@ model::RunConfig load_run_config(const CommonFlags& flags) {
         c.vram_budget = *bytes;
         c.vram_budget_source = "--vram-budget";
     }
-    if (flags.bus_read_share == "auto") {
-        c.bus_read_share = model::kAutoBusShare;
-    } else if (!flags.bus_read_share.empty()) {
-        char* end = nullptr;
-        const double share = std::strtod(flags.bus_read_share.c_str(), &end);
-        if (end == flags.bus_read_share.c_str() || *end != '\0' || !(share >= 0.0 && share <= 1.0))
+    if (!flags.bus_read_share.empty()) {
+        const auto share = parse_bus_read_share(flags.bus_read_share);
+        if (!share)
             throw Error(ErrorKind::Usage, "--bus-read-share: '" + flags.bus_read_share +
                                               "' is not 'auto' or a share between 0 and 1");
-        c.bus_read_share = share;
+        c.bus_read_share = *share;
     }
     if (flags.prefill_chunk > 0) c.prefill_chunk = flags.prefill_chunk;      // CLI11 checked the range
     return c;
@@ -48,6 +45,14 @@ packs::PackPolicy pack_policy_for(const model::RunConfig* config, const packs::P
     p.deny.insert(p.deny.end(), config->packs.deny.begin(), config->packs.deny.end());
     if (!p.force) p.force = config->packs.force;
     return p;
+}
+
+std::optional<double> parse_bus_read_share(const std::string& text) {
+    if (text == "auto") return model::kAutoBusShare;
+    char* end = nullptr;
+    const double share = std::strtod(text.c_str(), &end);
+    if (text.empty() || end == text.c_str() || *end != '\0' || !(share >= 0.0 && share <= 1.0)) return std::nullopt;
+    return share;
 }
 
 }  // namespace dense::cli

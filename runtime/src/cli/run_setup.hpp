@@ -21,6 +21,10 @@ struct CommonFlags {
 // Throws dense::Error(Usage) when neither --config nor -m is given, or for a bad --vram-budget.
 model::RunConfig load_run_config(const CommonFlags& flags);
 
+// "auto" -> model::kAutoBusShare, "0".."1" -> that share; anything else (NaN, out of range, not a
+// number) -> nullopt. The --bus-read-share flag is checked with it as it is parsed, whatever the command.
+std::optional<double> parse_bus_read_share(const std::string& text);
+
 // The config's packs section (if a config was given) merged under the flags' explicit choices.
 packs::PackPolicy pack_policy_for(const model::RunConfig* config, const packs::PackPolicy& flags);
 
