@@ -81,6 +81,25 @@ int64_t row_chunk_count(unsigned workers, int64_t rows) {
     return std::max<int64_t>(1, std::min<int64_t>(static_cast<int64_t>(workers) * kChunksPerWorker, rows / kMinChunkRows));
 }
 
+dense_tensor_view weight_row_chunk(const dense_tensor_view& w, int64_t first, int64_t end) {
+    dense_tensor_view wc = w;
+    wc.data = static_cast<std::byte*>(w.data) + static_cast<uint64_t>(w.nb[1]) * static_cast<uint64_t>(first);
+    wc.ne[1] = end - first;
+    wc.nb[2] = wc.nb[1] * wc.ne[1];
+    wc.nb[3] = wc.nb[2] * wc.ne[2];
+    return wc;
+}
+
+dense_tensor_view output_chunk(const dense_tensor_view& y, int64_t first, int64_t end) {
+    dense_tensor_view yc = y;
+    yc.data = static_cast<std::byte*>(y.data) + static_cast<uint64_t>(y.nb[0]) * static_cast<uint64_t>(first);
+    yc.ne[0] = end - first;
+    yc.nb[1] = yc.nb[0] * yc.ne[0];
+    yc.nb[2] = yc.nb[1] * yc.ne[1];
+    yc.nb[3] = yc.nb[2] * yc.ne[2];
+    return yc;
+}
+
 void require_host_functions(const DeviceMemory& memory) {
     if (!memory.can_call_host())
         throw Error(ErrorKind::Device, memory.label() + " cannot run the CPU rows of a row split: its pack has no "
@@ -159,20 +178,9 @@ HostNodes::HostNodes(const graph::Graph& g, DeviceMemory& memory, CpuWorkers& wo
         job->chunks.resize(static_cast<size_t>(count));
         for (int64_t c = 0; c < count; ++c) {
             const int64_t first = rows * c / count, end = rows * (c + 1) / count;
-            dense_tensor_view wc = w;
-            wc.data = static_cast<std::byte*>(w.data) + static_cast<uint64_t>(w.nb[1]) * static_cast<uint64_t>(first);
-            wc.ne[1] = end - first;
-            wc.nb[2] = wc.nb[1] * wc.ne[1];
-            wc.nb[3] = wc.nb[2] * wc.ne[2];
-            dense_tensor_view yc = y;
-            yc.data = static_cast<std::byte*>(y.data) + static_cast<uint64_t>(y.nb[0]) * static_cast<uint64_t>(first);
-            yc.ne[0] = end - first;
-            yc.nb[1] = yc.nb[0] * yc.ne[0];
-            yc.nb[2] = yc.nb[1] * yc.ne[1];
-            yc.nb[3] = yc.nb[2] * yc.ne[2];
             const auto k = static_cast<size_t>(c);
-            job->chunk_src[k] = {wc, x};
-            job->chunk_dst[k] = yc;
+            job->chunk_src[k] = {weight_row_chunk(w, first, end), x};
+            job->chunk_dst[k] = output_chunk(y, first, end);
             dense_op_call call = n.call;
             call.src = job->chunk_src[k].data();
             call.dst = &job->chunk_dst[k];

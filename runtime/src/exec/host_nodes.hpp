@@ -65,6 +65,12 @@ void require_host_functions(const DeviceMemory& memory);
 // than to compute), at least one.
 int64_t row_chunk_count(unsigned workers, int64_t rows);
 
+// Chunk [first, end) of a GEMV cut by rows: the weight's rows (ne[1]) and the output's elements
+// (ne[0]) of that range, with the strides that follow from them. The CPU parts' chunks, and the
+// bus_read_share probe's (exec/split_rates.hpp), which must run the same way.
+dense_tensor_view weight_row_chunk(const dense_tensor_view& w, int64_t first, int64_t end);
+dense_tensor_view output_chunk(const dense_tensor_view& y, int64_t first, int64_t end);
+
 class HostNodes {
 public:
     // Takes every node of `g` marked split_cpu_part (g is resolved: its views point at the session's

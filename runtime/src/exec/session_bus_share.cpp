@@ -1,7 +1,6 @@
 // Session::choose_auto_bus_share: `bus_read_share: auto` (plan/bus_share.hpp), measured at load.
 #include "exec/session.hpp"
 
-#include "core/type_table.hpp"
 #include "exec/split_rates.hpp"
 #include "plan/bus_share.hpp"
 #include "plan/row_split.hpp"
@@ -22,10 +21,6 @@ double Session::choose_auto_bus_share(const packs::PackManager& packs, size_t de
     ProbeWeight probe;  // the most host bytes: the CPU's rate
     std::map<dense_type_id, ProbeWeight> formats;  // per format in VRAM, its largest weight: the GPU's
     uint64_t most_host_bytes = 0;
-    const auto activation = [&go](dense_type_id weight) {
-        const auto* type = global_type_table().find(weight);
-        return go.activation_for ? go.activation_for(weight) : (type ? type->act_type : DENSE_TYPE_NONE);
-    };
     for (const auto& [t, keep] : device_rows) {
         if (t->ne[2] * t->ne[3] != 1 || keep > t->ne[1]) continue;  // row splits are of 2-D weights
         const uint64_t row = plan::row_bytes(*t);
@@ -48,12 +43,12 @@ double Session::choose_auto_bus_share(const packs::PackManager& packs, size_t de
         }
     }
     if (probe.tensor == nullptr) return 0;  // a placement of host tables only: nothing to share
-    probe.act = activation(probe.tensor->type);
+    probe.act = graph::gemv_activation(go, probe.tensor->type);
     std::vector<ProbeWeight> vram;
     for (auto& [type, f] : formats) {
         if (f.tensor == nullptr) continue;
         f.device_rows = weights_->pointer(f.tensor);
-        f.act = activation(type);
+        f.act = graph::gemv_activation(go, type);
         vram.push_back(f);
     }
     const SplitRates rates = measure_split_rates(*memory_, *cpu_workers_, packs, device, probe, vram, ring, ring_bytes);

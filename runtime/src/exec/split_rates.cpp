@@ -4,6 +4,7 @@
 #include "core/type_table.hpp"
 #include "exec/cpu_relax.hpp"
 #include "exec/host_nodes.hpp"
+#include "plan/row_split.hpp"
 
 #include <algorithm>
 #include <array>
@@ -51,14 +52,10 @@ dense_op_call gemv_call(const dense_tensor_view* src, const dense_tensor_view& d
     return c;
 }
 
-const packs::OpCandidate& gemv_impl(const packs::PackManager& packs, size_t device, dense_device_kind kind,
-                                    const dense_op_call& call, const gguf::TensorInfo& t) {
-    const packs::OpKey key{DENSE_OP_GEMV_Q, call.src[0].type, call.src[1].type, kind};
-    const packs::OpCandidate* c = packs.select_op(key, call, device);
-    if (c == nullptr)
-        throw Error(ErrorKind::Pack, "bus_read_share auto: no pack implements " + packs::to_string(key) +
-                                         " to measure '" + std::string(t.name) + "' with");
-    return *c;
+// The pack's GEMV for `call` on devices()[device] (nullptr where none has it).
+const packs::OpCandidate* find_gemv(const packs::PackManager& packs, size_t device, dense_device_kind kind,
+                                    const dense_op_call& call) {
+    return packs.select_op({DENSE_OP_GEMV_Q, call.src[0].type, call.src[1].type, kind}, call, device);
 }
 
 void check(dense_status s, const std::string& what) {
@@ -84,31 +81,31 @@ struct CpuProbe {
 
 double cpu_rate(CpuWorkers& workers, const packs::PackManager& packs, const ProbeWeight& w) {
     const gguf::TensorInfo& t = *w.tensor;
-    const dense_tensor_view whole = view(nullptr, t.type, DENSE_DEVICE_CPU, t.ne[0], t.ne[1]);
-    const uint64_t row = static_cast<uint64_t>(whole.nb[1]);
+    const uint64_t row = plan::row_bytes(t);
     const int64_t host_rows = t.ne[1] - w.n_device_rows;
     const int64_t rows = std::clamp<int64_t>(static_cast<int64_t>(kCpuProbeBytes / row), 1, host_rows);
-    const auto* first = t.data.data() + row * static_cast<uint64_t>(t.ne[1] - rows);  // the last rows: host rows
-
-    const dense_tensor_view xv = view(nullptr, w.act, DENSE_DEVICE_CPU, t.ne[0], 1);
-    std::vector<std::byte> x(view_bytes(xv)), y(static_cast<size_t>(rows) * 4);
+    // The last `rows` rows (host rows), and an output for them, cut into chunks as the CPU parts are.
+    const auto* first = t.data.data() + row * static_cast<uint64_t>(t.ne[1] - rows);
+    const dense_tensor_view weight = view(const_cast<std::byte*>(first), t.type, DENSE_DEVICE_CPU, t.ne[0], rows);
+    std::vector<std::byte> x(view_bytes(view(nullptr, w.act, DENSE_DEVICE_CPU, t.ne[0], 1)));
+    std::vector<std::byte> y(static_cast<size_t>(rows) * 4);
+    const dense_tensor_view xv = view(x.data(), w.act, DENSE_DEVICE_CPU, t.ne[0], 1);
+    const dense_tensor_view yv = view(y.data(), DENSE_TYPE_F32, DENSE_DEVICE_CPU, rows, 1);
     CpuProbe probe;
     const int64_t count = row_chunk_count(workers.size(), rows);
-    probe.src.resize(static_cast<size_t>(count));
-    probe.dst.resize(static_cast<size_t>(count));
     for (int64_t c = 0; c < count; ++c) {
         const int64_t a = rows * c / count, b = rows * (c + 1) / count;
-        const auto k = static_cast<size_t>(c);
-        probe.src[k] = {view(const_cast<std::byte*>(first) + row * static_cast<uint64_t>(a), t.type, DENSE_DEVICE_CPU,
-                             t.ne[0], b - a),
-                        view(x.data(), w.act, DENSE_DEVICE_CPU, t.ne[0], 1)};
-        probe.dst[k] = view(y.data() + 4 * a, DENSE_TYPE_F32, DENSE_DEVICE_CPU, b - a, 1);
+        probe.src.push_back({weight_row_chunk(weight, a, b), xv});
+        probe.dst.push_back(output_chunk(yv, a, b));
     }
     for (size_t k = 0; k < probe.src.size(); ++k) {
         probe.chunks.push_back(gemv_call(probe.src[k].data(), probe.dst[k]));
         probe.chunks.back().n_threads = 1;
     }
-    probe.impl = gemv_impl(packs, 0, DENSE_DEVICE_CPU, probe.chunks.front(), t).impl;
+    const packs::OpCandidate* gemv = find_gemv(packs, 0, DENSE_DEVICE_CPU, probe.chunks.front());
+    if (gemv == nullptr)
+        throw Error(ErrorKind::Pack, "bus_read_share auto: no CPU pack has the GEMV of '" + std::string(t.name) + "'");
+    probe.impl = gemv->impl;
 
     double best_ms = 0;
     for (int r = 0; r < 2; ++r) {
@@ -163,8 +160,7 @@ double gpu_rate(DeviceMemory& memory, const packs::PackManager& packs, size_t de
     dense_op_call call = gemv_call(src, dst);
     call.stream = memory.stream();
     // A format no device pack multiplies (a weight the step never reads as a GEMV) is left out.
-    const packs::OpCandidate* candidate =
-        packs.select_op({DENSE_OP_GEMV_Q, t.type, w.act, memory.kind()}, call, device);
+    const packs::OpCandidate* candidate = find_gemv(packs, device, memory.kind(), call);
     if (candidate == nullptr) return 0;
     const dense_op_impl impl = candidate->impl;
     const uint64_t ws = impl.workspace_bytes != nullptr ? impl.workspace_bytes(impl.user, &call) : 0;

@@ -66,6 +66,10 @@ struct GraphOptions {
     } bus_staging;
 };
 
+// The activation type the GEMV of `weight_type` consumes under `options`: activation_for, else the
+// type table's pairing (Internal error for a type the table does not know).
+dense_type_id gemv_activation(const GraphOptions& options, dense_type_id weight_type);
+
 // The node list with symbolic buffers; nothing allocated yet. Throws dense::Error(Model) when a recipe
 // step cannot be lowered for this model.
 Graph build_graph(const model::BoundModel& model, const model::ModelSpec& spec, const GraphOptions& options);

@@ -310,9 +310,11 @@ float Lowering::hpf(const std::string& name) const {
                                                                  : static_cast<double>(std::get<int64_t>(*v)));
 }
 
-dense_type_id Lowering::activation(dense_type_id weight_type) const {
-    return options_.activation_for ? options_.activation_for(weight_type) : type_info(weight_type).act_type;
+dense_type_id gemv_activation(const GraphOptions& options, dense_type_id weight_type) {
+    return options.activation_for ? options.activation_for(weight_type) : type_info(weight_type).act_type;
 }
+
+dense_type_id Lowering::activation(dense_type_id weight_type) const { return gemv_activation(options_, weight_type); }
 
 std::string Lowering::prefix(const model::BoundLayer* layer) const {
     return layer ? "blk." + std::to_string(layer->index) : std::string();

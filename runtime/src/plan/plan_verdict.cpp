@@ -115,30 +115,29 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
             }
         };
         try_split(req.prefill_chunk, req.bus_read_share);
+        // Tries the split again with less VRAM for the prompts or the bus; keeps it (and says why)
+        // where that fits, else the split before.
+        const auto fall_back = [&](int64_t prefill_chunk, double bus_read_share, const char* note) {
+            const PlanReport::Split before = *report.split;
+            try_split(prefill_chunk, bus_read_share);
+            if (report.split->fits)
+                report.bill.notes.push_back(note);
+            else
+                report.split = before;
+        };
         // With `auto`, a split whose batched prompt steps (their staging ring and scratch) do not fit
         // beside it prefills token by token instead: slow prompts, not a refused run.
-        if (!report.split->fits && request.prefill_chunk < 0 && report.split->prefill_chunk > 1) {
-            const PlanReport::Split batched = *report.split;
-            try_split(1, req.bus_read_share);
-            if (report.split->fits)
-                report.bill.notes.push_back("with the row split, prompts run token by token: the batched steps' bus "
-                                            "staging and scratch do not fit beside it (prefill_chunk: auto)");
-            else
-                report.split = batched;
-        }
+        if (!report.split->fits && request.prefill_chunk < 0 && report.split->prefill_chunk > 1)
+            fall_back(1, req.bus_read_share,
+                      "with the row split, prompts run token by token: the batched steps' bus staging and scratch do "
+                      "not fit beside it (prefill_chunk: auto)");
         // And `bus_read_share: auto` gives up the staging ring (share 0, the CPU reads every host row)
         // where the split fits only without it, token by token (the ring is what batched steps need).
         if (!report.split->fits && is_auto_bus_share(request.bus_read_share) && report.split->bus_staging > 0 &&
-            (request.prefill_chunk < 0 || request.prefill_chunk == 1)) {
-            const PlanReport::Split with_ring = *report.split;
-            try_split(1, 0.0);
-            if (report.split->fits)
-                report.bill.notes.push_back("with the row split, the CPU reads every host row and prompts run token "
-                                            "by token: the bus staging ring does not fit beside it (bus_read_share: "
-                                            "auto)");
-            else
-                report.split = with_ring;
-        }
+            (request.prefill_chunk < 0 || request.prefill_chunk == 1))
+            fall_back(1, 0.0,
+                      "with the row split, the CPU reads every host row and prompts run token by token: the bus "
+                      "staging ring does not fit beside it (bus_read_share: auto)");
     }
     return report;
 }
