@@ -49,6 +49,12 @@ inline constexpr int kGemmMinBlocksPerSm = 2;
 // kernels (small tensors; they never carry the bulk of a model's bytes).
 inline constexpr int kFloatGemvThreads = 256;
 inline constexpr int kQuantizeThreads = 256;
+// Attention decode (kernels/ops_attention.cu): blocks the history's partitions aim at. One wave of
+// 2 resident blocks per SM (132 x 2): on the H200 at the 27B shape this took 100.8 us per call at
+// depth 32768 and 37.7 us at 8192, against 113.6 / 48.7 us for 512 (two waves), 124 / 48 for 396,
+// 123 / 45 for 200 and 152 / 49 for 132 (docs/perf-notes.md, session 18): every block pays its q
+// load, partial write and merge share once, and a second wave leaves a tail.
+inline constexpr int64_t kAttnTargetBlocks = 132 * 2;
 #elif DENSE_CUDA_TARGET_CC == 120
 // Consumer Blackwell (RTX 50xx: up to 170 SMs, 1536 threads per SM).
 inline constexpr int kDequantThreads = 256;
@@ -67,6 +73,7 @@ inline constexpr int kGemmColumns = 8;           // GEMM: as sm90 (not measured 
 inline constexpr int kGemmMinBlocksPerSm = 2;
 inline constexpr int kFloatGemvThreads = 256;
 inline constexpr int kQuantizeThreads = 256;
+inline constexpr int64_t kAttnTargetBlocks = 512;  // attention: not measured on an RTX 50xx (the old value)
 #else
 #error "no tuning constants for this DENSE_CUDA_TARGET_CC; add a section to target_tuning.hpp"
 #endif

@@ -20,6 +20,7 @@
 #pragma once
 
 #include "kernels/q8_32_out.hpp"
+#include "target_tuning.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -120,9 +121,11 @@ cudaError_t launch_kv_store(const KvStoreArgs& a, cudaStream_t stream);
 // after another, and on an H200 (27B shape) a single pass over 1024 positions (4 blocks busy) took
 // 223 us per call where 16 partitions of 64 plus the merge take 19 us (call overhead included):
 // beyond a couple of tiles, splitting is always faster.
-// The grid offers about kAttnTargetBlocks blocks (two waves of two resident blocks per SM on an H200,
-// a bit more than one on an RTX 5090), so long histories fill the GPU, while the blocks of unused
-// partitions (short histories) only read n_kv and return.
+// The grid offers about tuning::kAttnTargetBlocks blocks (one wave of two resident blocks per SM on
+// an H200: 264 measured 12 % faster per call than two waves at 32K, target_tuning.hpp), so long
+// histories fill the GPU, while the blocks of unused partitions (short histories) only read n_kv and
+// return. A per-arch constant, not the device's SM count: the split (and so the merge's sums) is a
+// function of the shapes and the pack only.
 // The device derives the split actually used from n_kv with attn_split() below, the same function
 // in both kernels.
 inline constexpr int kAttnThreads = 256;  // 8 warps
@@ -130,7 +133,6 @@ inline constexpr int kAttnTile = 32;      // positions per tile: one per lane in
 inline constexpr int64_t kAttnSinglePassMaxKv = 64;
 inline constexpr int64_t kAttnMinChunk = 64;    // positions per partition at least (split path)
 inline constexpr int kAttnMaxPartitions = 256;  // = kAttnThreads: the merge gives each a thread
-inline constexpr int64_t kAttnTargetBlocks = 512;
 inline constexpr int kAttnMaxHeadsPerBlock = 8;  // query heads sharing one block's K/V reads
 inline constexpr std::size_t kAttnMaxSharedBytes = 48 * 1024;  // no opt-in attribute needed
 
@@ -167,7 +169,7 @@ inline AttnPlan plan_attention(int64_t d, int64_t hq, int64_t hkv, int64_t n_ctx
     if (n_ctx > kAttnSinglePassMaxKv) {
         int64_t parts = (n_ctx + kAttnMinChunk - 1) / kAttnMinChunk;
         const int64_t per_part = hkv * p.head_blocks;  // blocks per partition
-        const int64_t fill = (kAttnTargetBlocks + per_part - 1) / per_part;
+        const int64_t fill = (tuning::kAttnTargetBlocks + per_part - 1) / per_part;
         if (parts > fill) parts = fill;
         if (parts > kAttnMaxPartitions) parts = kAttnMaxPartitions;
         if (parts < 1) parts = 1;

@@ -16,6 +16,13 @@
 //      values of V[.][e] first (32 loads in flight), then o = o * exp(m - m') + sum_tile p V[.][e],
 //      the tile's terms summed in a register first.
 // Each K/V element is read from memory by exactly one block, and used there for all its query heads.
+// Before a tile, the block asks L2 for the K and V rows of the tile kAhead tiles later
+// (prefetch.global.L2, one 128-byte line per thread): the three phases of a tile each wait for
+// their loads behind a barrier, so without it a block has at most one tile's rows in flight and
+// each phase pays a DRAM latency (ncu at 32K: DRAM 25 % busy, session 5). On the H200 at the 27B
+// shape and depth 32768 one tile ahead took 100.8 us per call, none 107.6, two 107.0 (session 18).
+// A prefetch changes where the bytes come from, never a result. DENSE_CUDA_ATTN_PREFETCH=0|1|2
+// picks the distance (read once; for A/B measurements), default kAttnPrefetchDefault.
 // Single pass (n_kv <= kAttnSinglePassMaxKv): one partition, which writes dst = o / l (* sigmoid(gate))
 // directly. Split: `used` partitions write (o, m, l) to the workspace and kernel 2
 // (attn_merge_kernel, one block per (query head, 32 output dims)) combines them:
@@ -38,6 +45,8 @@
 #include "kernels/act_launchers.hpp"
 
 #include <cuda_fp16.h>
+
+#include <cstdlib>
 
 namespace dense::cuda::act {
 namespace {
@@ -319,9 +328,28 @@ __device__ __forceinline__ void tile_pv(const AttnArgs& a, const Shared& s, cons
     }
 }
 
+// Asks L2 for the K and V rows (head g) of positions [t0, min(t0 + tile, end)): every 128-byte line
+// that starts inside a row, one per thread per round. Addresses stay inside the rows read anyway.
+template <class E>
+__device__ __forceinline__ void prefetch_tile_l2(const AttnArgs& a, const E* kc, const E* vc, int64_t g, int64_t t0,
+                                                 int64_t end) {
+    if (t0 >= end) return;
+    const int n_pos = static_cast<int>(end - t0 < kAttnTile ? end - t0 : kAttnTile);
+    const int64_t row_bytes = a.d * static_cast<int64_t>(sizeof(E));
+    const int lines = static_cast<int>((row_bytes + 127) / 128);  // per row
+    const int per_cache = n_pos * lines;
+    for (int i = static_cast<int>(threadIdx.x); i < 2 * per_cache; i += static_cast<int>(blockDim.x)) {
+        const bool is_v = i >= per_cache;
+        const int r = is_v ? i - per_cache : i;
+        const int pos = r / lines, line = r - pos * lines;
+        const char* row = reinterpret_cast<const char*>((is_v ? vc : kc) + ((t0 + pos) * a.hkv + g) * a.d);
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(row + 128 * static_cast<int64_t>(line)));
+    }
+}
+
 // Two resident blocks per SM (<= 128 registers): the kernel is latency-bound, and on an H200 a
 // variant that prefetched more into registers (174 of them, one block per SM) ran 1.8x slower.
-template <class E, bool kVec>
+template <class E, bool kVec, int kAhead>
 __global__ void __launch_bounds__(kAttnThreads, 2) attn_partition_kernel(AttnArgs all, AttnPlan plan) {
     wait_for_producers();  // launch_chain.cuh: nothing an earlier kernel writes is touched before
     allow_consumers();
@@ -360,7 +388,10 @@ __global__ void __launch_bounds__(kAttnThreads, 2) attn_partition_kernel(AttnArg
 
     const E* kc = static_cast<const E*>(a.k_cache);
     const E* vc = static_cast<const E*>(a.v_cache);
+#pragma unroll
+    for (int j = 1; j < kAhead; ++j) prefetch_tile_l2<E>(a, kc, vc, g, start + j * kAttnTile, end);
     for (int64_t t0 = start; t0 < end; t0 += kAttnTile) {
+        if constexpr (kAhead > 0) prefetch_tile_l2<E>(a, kc, vc, g, t0 + kAhead * kAttnTile, end);
         tile_scores<E, kVec>(a, s, kc, g, nh, t0, end);
         __syncthreads();
         tile_softmax(s, nh);
@@ -439,6 +470,33 @@ __global__ void __launch_bounds__(kAttnMaxPartitions) attn_merge_kernel(AttnArgs
     }
 }
 
+// The L2 prefetch distance in tiles (see the top of this file): DENSE_CUDA_ATTN_PREFETCH, read once;
+// unset or not 0, 1 or 2: the default.
+constexpr int kAttnPrefetchDefault = 1;
+inline int attn_prefetch_tiles() {
+    static const int tiles = [] {
+        const char* v = std::getenv("DENSE_CUDA_ATTN_PREFETCH");
+        if (v != nullptr && v[0] >= '0' && v[0] <= '2' && v[1] == '\0') return v[0] - '0';
+        return kAttnPrefetchDefault;
+    }();
+    return tiles;
+}
+
+template <class E, bool kVec>
+void launch_partitions(const dim3& grid, const AttnArgs& a, const AttnPlan& plan, cudaStream_t stream) {
+    switch (attn_prefetch_tiles()) {
+        case 0:
+            (void)launch_chained(attn_partition_kernel<E, kVec, 0>, grid, kAttnThreads, plan.shared_bytes, stream, a, plan);
+            break;
+        case 2:
+            (void)launch_chained(attn_partition_kernel<E, kVec, 2>, grid, kAttnThreads, plan.shared_bytes, stream, a, plan);
+            break;
+        default:
+            (void)launch_chained(attn_partition_kernel<E, kVec, 1>, grid, kAttnThreads, plan.shared_bytes, stream, a, plan);
+            break;
+    }
+}
+
 template <class E>
 cudaError_t launch_attn_typed(const AttnArgs& a, const AttnPlan& plan, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>(plan.partitions), static_cast<unsigned>(a.hkv),
@@ -446,9 +504,9 @@ cudaError_t launch_attn_typed(const AttnArgs& a, const AttnPlan& plan, cudaStrea
     const bool vec = (a.d * static_cast<int64_t>(sizeof(E))) % 16 == 0 &&
                      reinterpret_cast<uintptr_t>(a.k_cache) % 16u == 0;
     if (vec)
-        (void)launch_chained(attn_partition_kernel<E, true>, grid, kAttnThreads, plan.shared_bytes, stream, a, plan);
+        launch_partitions<E, true>(grid, a, plan, stream);
     else
-        (void)launch_chained(attn_partition_kernel<E, false>, grid, kAttnThreads, plan.shared_bytes, stream, a, plan);
+        launch_partitions<E, false>(grid, a, plan, stream);
     if (plan.partitions > 1) {
         const cudaError_t err = cudaGetLastError();
         if (err != cudaSuccess) return err;
