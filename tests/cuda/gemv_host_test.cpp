@@ -174,6 +174,22 @@ float kernel_order_sum(const std::vector<float>& terms, int64_t in, int ks) {
     return total;
 }
 
+// Row sums in a streamed matrix's order (gemv_kernel.cuh, "streamed matrices"): 4 slices, slice j
+// taking steps j, j + 4, ...; per slice the same lanes and unit tree; the slices as (S0+S1)+(S2+S3).
+float streamed_order_sum(const std::vector<float>& terms, int64_t in) {
+    const int64_t steps = steps_of(in);
+    float slice[4];
+    for (int j = 0; j < 4; ++j) {
+        float lane[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (int64_t st = j; st < steps; st += 4) {
+            const int nb = blocks_in_step(in, st);
+            for (int b = 0; b < nb; ++b) lane[b / 2] += terms[static_cast<std::size_t>(8 * st + b)];
+        }
+        slice[j] = (lane[0] + lane[1]) + (lane[2] + lane[3]);
+    }
+    return (slice[0] + slice[1]) + (slice[2] + slice[3]);
+}
+
 template <class Dot>
 void check_format(const FormatKernels& f) {
     ASSERT_EQ(static_cast<uint32_t>(Dot::kBlockElems), f.block_elements) << f.name;
@@ -215,6 +231,10 @@ void check_format(const FormatKernels& f) {
                             << "row " << r << " ks " << ks << ": got " << got << ", cpu-ref "
                             << want[static_cast<std::size_t>(r)];
                     }
+                    const float streamed = streamed_order_sum(t, in);
+                    EXPECT_LE(std::fabs(static_cast<double>(streamed) - want[static_cast<std::size_t>(r)]), bound)
+                        << "row " << r << " streamed order: got " << streamed << ", cpu-ref "
+                        << want[static_cast<std::size_t>(r)];
                 }
             }
         }

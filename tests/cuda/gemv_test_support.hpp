@@ -60,7 +60,8 @@ inline double abs_term_sum(const cpuref::FormatKernels& f, const uint8_t* row, c
 // |fl(sum) - sum| <= gamma_m * sum |T_b|, gamma_m = m u / (1 - m u), u = 2^-24 (Higham, Accuracy
 // and Stability of Numerical Algorithms, section 4.2). cpu-ref adds in block order starting from
 // 0.0f: m = n. The kernel (gemv_kernel.cuh): at most 2 * ceil(steps / ks) additions in a lane, 2 in
-// the shuffle tree, ks - 1 across K slices; ks <= 8, so m <= 2 * steps + 9 covers every split. So
+// the shuffle tree, ks - 1 across K slices (2 for a streamed matrix's tree of 4); ks <= 8, so
+// m <= 2 * steps + 9 covers every split. So
 //   |gpu - cpu| <= (gamma_n + gamma_(2 steps + 9)) * sum |T_b|.
 inline double gamma_bound(double m) {
     const double u = 0x1p-24;

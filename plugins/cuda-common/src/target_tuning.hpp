@@ -38,6 +38,13 @@ inline constexpr int kGemvMaxSharedBytes = 48 * 1024;
 // Formats that declare kDirectLoads (Q4_K, Q5_K, IQ4_XS) read their weights straight into registers
 // instead of through the ring on matrices of >= 4096 rows: 10-25 % faster at the 27B shapes here.
 inline constexpr bool kGemvDirectLoads = true;
+// Those formats also take the streamed layout (gemv_kernel.cuh, "streamed matrices") on the same
+// matrices: 4 strided K slices over the lanes of a row group, no block barrier, compiled for
+// kGemvStreamMinBlocksPerSm blocks (80 registers): 7-23 % faster than the direct kernel alone at the
+// 27B shapes (docs/perf-notes.md, session 18). It sets the summation order of those matrices, so
+// their GEMMs follow it.
+inline constexpr bool kGemvStreamLayout = true;
+inline constexpr int kGemvStreamMinBlocksPerSm = 3;
 // Quantized GEMM (GEMM_Q: T activations at once, kernels/gemm_launch.cuh): the GEMV kernel with up to
 // kGemmColumns columns per pass over a weight step, compiled for kGemmMinBlocksPerSm resident blocks
 // (up to 128 registers: the C sums, a column's activation and the step's decoded weights stay in
@@ -69,6 +76,8 @@ inline constexpr int kGemvBytesInFlightPerWarp = 3072;
 inline constexpr int kGemvMaxStages = 4;
 inline constexpr int kGemvMaxSharedBytes = 48 * 1024;
 inline constexpr bool kGemvDirectLoads = false;  // not measured on an RTX 50xx yet: the ring everywhere
+inline constexpr bool kGemvStreamLayout = false;  // (it needs the direct loads)
+inline constexpr int kGemvStreamMinBlocksPerSm = 3;
 inline constexpr int kGemmColumns = 8;           // GEMM: as sm90 (not measured on an RTX 50xx yet)
 inline constexpr int kGemmMinBlocksPerSm = 2;
 inline constexpr int kFloatGemvThreads = 256;

@@ -7,7 +7,7 @@
 // then from L2).
 //
 // Bit-identity with the GEMV (what the op promises): the launch takes the K split of the matrix's
-// rows (ks_of, the same as GEMV_Q's), and every column is summed in the GEMV's order: per lane over
+// rows (sum_order, the same as GEMV_Q's), and every column is summed in the GEMV's order: per lane over
 // its K slice's steps in order (term 2u, then 2u + 1), the same xor-shuffle tree, the slices in
 // order, accumulate last. The column count only changes which activation a sum reads, never the
 // order. The op (gemm_ops.cpp) sends T = 1 to the GEMV's own launcher instead (the vector layouts

@@ -14,8 +14,10 @@
 //   - per "unit" u (blocks 2u, 2u+1 of each 256-element step; the GEMV's lane u of a row), one
 //     float chain over the K slice's steps in order: acc_u = (acc_u + term(2u)) + term(2u + 1);
 //   - the slice's value is (acc_0 + acc_1) + (acc_2 + acc_3) (the GEMV's xor-shuffle tree);
-//   - the ks slices (ks_of, the GEMV's K split of this matrix: steps [steps kw / ks, steps (kw+1) /
-//     ks)) are added in slice order, starting from slice 0; with accumulate, dst + sum last.
+//   - the ks slices (sum_order, the GEMV's K split of this matrix: steps [steps kw / ks, steps (kw+1) /
+//     ks)) are added in slice order, starting from slice 0; with accumulate, dst + sum last. A
+//     streamed matrix (gemv_kernel.cuh) has 4 strided slices (steps kw, kw + 4, ...) combined as
+//     (S0+S1)+(S2+S3).
 // A thread keeps its four unit chains for each of its (row, column) outputs, hence the column tile.
 //
 // Tiles (why these shapes):
@@ -67,6 +69,7 @@ struct MmaArgs {
     int steps;
     int act_blocks;  // IN / 32
     int ks;
+    int strided;  // the streamed order: slice kw is steps kw, kw + ks, ...; tree-combined
     int n_cols;
     int n_groups;  // ceil(n_cols / kMmaCols)
     int64_t n_vtiles;  // ceil(rows / 16) * n_groups
@@ -160,8 +163,9 @@ __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(
     const int64_t row0 = active ? vt / p.n_groups * kMmaRows : 0;
     const int col0 = active ? static_cast<int>(vt % p.n_groups) * kMmaCols : 0;
     const int ncols = min(kMmaCols, p.n_cols - col0);
-    const int s_begin = static_cast<int>(static_cast<int64_t>(p.steps) * kw / ks);
-    const int s_end = static_cast<int>(static_cast<int64_t>(p.steps) * (kw + 1) / ks);
+    const int s_begin = p.strided ? kw : static_cast<int>(static_cast<int64_t>(p.steps) * kw / ks);
+    const int s_end = p.strided ? p.steps : static_cast<int>(static_cast<int64_t>(p.steps) * (kw + 1) / ks);
+    const int s_inc = p.strided ? ks : 1;  // the slice's next step
     const uint8_t* const wa = p.w + min(row0 + g, p.rows - 1) * p.row_bytes;
     const uint8_t* const wb = p.w + min(row0 + g + 8, p.rows - 1) * p.row_bytes;
     // Weights are immutable: start this thread's rows' first steps before waiting for the kernel before.
@@ -240,20 +244,21 @@ __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(
             stage(s_begin, 0);
             cp_async_commit();
         }
+        int it = 0;  // the slice's step count so far: which staging buffer
 #pragma unroll 1
-        for (int s = s_begin; s < s_end; ++s) {
+        for (int s = s_begin; s < s_end; s += s_inc, ++it) {
             const uint8_t* sbuf = nullptr;
             if constexpr (kStage) {
-                if (s + 1 < s_end) stage(s + 1, (s + 1 - s_begin) & 1);
+                if (s + s_inc < s_end) stage(s + s_inc, (it + 1) & 1);
                 cp_async_commit();
                 cp_async_wait<1>();  // step s has landed (this lane's copies) ...
                 __syncwarp();        // ... and every lane's
-                sbuf = slot + ((s - s_begin) & 1) * St::kBufBytes;
+                sbuf = slot + (it & 1) * St::kBufBytes;
             }
             const uint8_t* sa_ = wa + static_cast<int64_t>(s) * F::kStepBytes;
             const uint8_t* sb_ = wb + static_cast<int64_t>(s) * F::kStepBytes;
-            if (s + 2 < s_end && (!F::kPartialSteps || s + 2 < p.steps - 1)) {
-                const uint8_t* pf = (t & 2 ? sb_ : sa_) + 2 * F::kStepBytes;
+            if (s + 2 * s_inc < s_end && (!F::kPartialSteps || s + 2 * s_inc < p.steps - 1)) {
+                const uint8_t* pf = (t & 2 ? sb_ : sa_) + 2 * s_inc * F::kStepBytes;
                 asm volatile("prefetch.global.L2 [%0];" ::"l"(pf + (t & 1) * (F::kStepBytes - 1)));
             }
             const typename F::Row ha = F::head(sa_), hb = F::head(sb_);
@@ -356,8 +361,14 @@ __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(
         for (int n = 0; n < kMmaNTiles; ++n)
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
-                float sum = red[warp][n * 4 + i][lane];
-                for (int j = 1; j < ks; ++j) sum = add(sum, red[warp + j][n * 4 + i][lane]);
+                float sum;
+                if (p.strided) {  // ks == 4: the streamed GEMV's tree
+                    sum = add(add(red[warp][n * 4 + i][lane], red[warp + 1][n * 4 + i][lane]),
+                              add(red[warp + 2][n * 4 + i][lane], red[warp + 3][n * 4 + i][lane]));
+                } else {
+                    sum = red[warp][n * 4 + i][lane];
+                    for (int j = 1; j < ks; ++j) sum = add(sum, red[warp + j][n * 4 + i][lane]);
+                }
                 store(n, i, sum);
             }
     }
@@ -390,7 +401,7 @@ bool staged_smem_ready() {
     return ok;
 }
 
-// The launch: the GEMV's K split for this matrix (ks_of), one virtual tile per (16-row tile,
+// The launch: the GEMV's order for this matrix (sum_order), one virtual tile per (16-row tile,
 // column group), 8 / ks virtual tiles per block of 8 warps.
 template <class F, class Dot, int NT>
 cudaError_t launch_gemm_mma(const GemmLaunch& g, cudaStream_t stream, bool staged) {
@@ -405,6 +416,7 @@ cudaError_t launch_gemm_mma(const GemmLaunch& g, cudaStream_t stream, bool stage
     p.steps = ga.steps;
     p.act_blocks = ga.act_blocks;
     p.ks = ga.ks;
+    p.strided = ga.strided;
     p.n_cols = static_cast<int>(g.cols);
     p.n_groups = static_cast<int>((g.cols + kMmaCols - 1) / kMmaCols);
     p.n_vtiles = (c.out + kMmaRows - 1) / kMmaRows * p.n_groups;

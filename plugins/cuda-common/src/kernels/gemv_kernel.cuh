@@ -28,6 +28,10 @@
 //   each lane adds its terms in step order (term of block 2u, then 2u+1), the 4 lanes of a row are
 //   combined by a fixed xor-shuffle tree ((u0+u1)+(u2+u3)), the ks slices in slice order; with
 //   accumulate the sum is added to dst last (one rounding).
+//   Streamed matrices (see "streamed matrices" below: Q4_K / Q5_K / IQ4_XS on >= 4096 rows, where
+//   the arch enables it) differ in two places: ks = 4 STRIDED slices (slice j takes steps j, j + 4,
+//   j + 8, ... in that order) and the slices combined as a tree ((S0+S1)+(S2+S3)). sum_order() says
+//   which order a matrix gets; the GEMMs (gemm_launch.cuh, gemm_mma.cuh) take it from there too.
 //
 // Columns (GEMM_Q, gemm_launch.cuh): with C > 1 the kernel multiplies one matrix by up to C
 // activations per pass. A warp's step crosses DRAM once for its C columns (staged once in shared
@@ -128,6 +132,7 @@ struct GemvKernelArgs {
     int act_blocks;        // in / 32
     int last_step_bytes;   // weight bytes of the last step (less than a step when in % 256 != 0)
     int ks;                // warps per row tile along K
+    int strided;           // 1: the slices are strided and tree-combined (streamed matrices, ks 4)
     int64_t n_block_tiles; // sum over the matrices of ceil(ceil(rows / 8) / (8 / ks))
     ActView act;
     int accumulate;
@@ -662,11 +667,18 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<C>) gemv_direct_kern
                         acc[c] = add(add(acc[c], term[0]), term[1]);
                     });
                 };
-                for (; s + 2 <= s_end; s += 2) {
-#pragma unroll
-                    for (int j = 0; j < 2; ++j) step_terms(s + j);
+                // A streamed matrix's slice kw is steps kw, kw + ks, ... (the GEMV's order there).
+                const int inc = p.strided ? ks : 1;
+                int s_last = s_end;
+                if (p.strided) {
+                    s = kw;
+                    s_last = p.steps;
                 }
-                if (s < s_end) step_terms(s);
+                for (; s + inc < s_last; s += 2 * inc) {
+                    step_terms(s);
+                    step_terms(s + inc);
+                }
+                if (s < s_last) step_terms(s);
             }
         }
         if constexpr (C == 1) {
@@ -705,8 +717,14 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<C>) gemv_direct_kern
                     if (out_row < mat.rows) mat.dst[out_row] = p.accumulate ? add(mat.dst[out_row], sum) : sum;
                 } else {
                     for_columns<C>(cols, [&](int c, int col) {
-                        float sum = red[parity][c][rw * ks][lane];
-                        for (int j = 1; j < ks; ++j) sum = add(sum, red[parity][c][rw * ks + j][lane]);
+                        const float* part = &red[parity][c][rw * ks][lane];
+                        float sum;
+                        if (p.strided) {  // ks == 4: the streamed GEMV's tree
+                            sum = add(add(part[0], part[kRowsPerWarp]), add(part[2 * kRowsPerWarp], part[3 * kRowsPerWarp]));
+                        } else {
+                            sum = part[0];
+                            for (int j = 1; j < ks; ++j) sum = add(sum, part[j * kRowsPerWarp]);
+                        }
                         const int64_t out_row = row0 + lane;
                         if (out_row < mat.rows) store_column(p, mat, col, out_row, sum);
                     });
@@ -782,6 +800,159 @@ cudaError_t launch_balanced(const GemvKernelArgs& args, cudaStream_t stream) {
     return cudaGetLastError();
 }
 
+// ---- streamed matrices ------------------------------------------------------------------------------
+// The GEMV of Q4_K / Q5_K / IQ4_XS matrices of >= 4096 rows (16-byte aligned, whole steps) where the
+// arch enables it (tuning::kGemvStreamLayout): no K split across warps and no block barrier. A warp
+// holds 2 row groups of 16 lanes; lane (j, u) of a group takes unit u of steps j, j + 4, j + 8, ...
+// of the group's R rows (R = Dot::kStreamRows, the lane's activation unit serves them all), so one
+// load instruction of a group reads 4 consecutive steps of a row, Dot::kStreamUnroll steps are in
+// flight per lane, and the 16 lanes of a row meet by xor shuffles: (u0+u1)+(u2+u3) per slice, then
+// (S0+S1)+(S2+S3) (IEEE addition is commutative, so every lane ends with the same bits). Measured
+// against the direct kernel alone on the H200 at the 27B shapes (experiments/gemv_stream.cu,
+// docs/perf-notes.md session 18): IQ4_XS -15..-23 % time, Q4_K -7..-22 %, Q5_K mixed (its shapes:
+// gemv_dot_q5_k.cuh). In the 27B step: decode +5.6 % (103.67 against 98.20 tok/s, same run).
+// It is a different summation order, so it is part of sum_order(): the GEMMs of those matrices take
+// the same strided slices and tree (gemv_direct_kernel with C > 1, gemm_mma.cuh).
+// DENSE_CUDA_GEMV_STREAM=0 keeps the old order and kernels (read once; for A/B measurements).
+inline bool stream_layout_enabled() {
+    static const bool enabled = [] {
+        const char* v = std::getenv("DENSE_CUDA_GEMV_STREAM");
+        return v == nullptr || std::strcmp(v, "0") != 0;
+    }();
+    return enabled;
+}
+
+inline constexpr int kStreamSlices = 4;                   // the K split of a streamed matrix
+inline constexpr int kStreamGroupLanes = 4 * kStreamSlices;  // lanes of one row group
+inline constexpr int kStreamGroupsPerWarp = 32 / kStreamGroupLanes;
+
+// Warp task t (tasks numbered matrix after matrix, each 2 R rows): its matrix and first row.
+template <int M>
+__device__ __forceinline__ TileAt stream_task_at(const GemvKernelArgs& p, int64_t t, int task_rows) {
+    int m = 0;
+    int64_t begin = 0;
+#pragma unroll
+    for (int j = 0; j + 1 < M; ++j)
+        if (j + 1 < p.n_mats && t >= p.mats[j].tile_end) {  // tile_end increases with j
+            m = j + 1;
+            begin = p.mats[j].tile_end;
+        }
+    return {m, (t - begin) * task_rows};
+}
+
+template <class Dot, int M, int R, int UNR>
+__global__ void __launch_bounds__(kThreads, tuning::kGemvStreamMinBlocksPerSm)
+    gemv_stream_kernel(const __grid_constant__ GemvKernelArgs p) {
+    constexpr int A = Dot::kAlign;
+    static_assert(A >= 8, "streamed matrices read their fields straight from global memory");
+    constexpr int kTaskRows = kStreamGroupsPerWarp * R;
+    constexpr int kTableSmem = table_bytes(Dot::kTable) > 0 ? table_bytes(Dot::kTable) : 16;
+    __shared__ __align__(16) uint8_t table[kTableSmem];
+    const int warp = static_cast<int>(threadIdx.x >> 5);
+    const int lane = static_cast<int>(threadIdx.x & 31);
+    const int u = lane & 3;
+    const int slice = (lane >> 2) & (kStreamSlices - 1);
+    const int group_row = (lane / kStreamGroupLanes) * R;  // the row group's first row in the task
+    const int64_t n_warps = static_cast<int64_t>(gridDim.x) * kWarps;
+    const int64_t first_task = static_cast<int64_t>(blockIdx.x) * kWarps + warp;
+    // Weights are immutable: ask L2 for this lane's unit of its first two steps before waiting for
+    // the kernel before (launch_chain.cuh).
+    if (first_task < p.n_block_tiles) {
+        const TileAt at = stream_task_at<M>(p, first_task, kTaskRows);
+        const GemvMatrix& mat = p.mats[at.m];
+        const int64_t row = min(at.row0 + group_row, mat.rows - 1);
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+            const int st = slice + j * kStreamSlices;
+            if (st < p.steps) {
+                const uint8_t* step = mat.w + row * p.row_bytes + static_cast<int64_t>(st) * Dot::kStepBytes;
+                for (int off = 32 * u; off < Dot::kStepBytes; off += 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(step + off));
+            }
+        }
+    }
+    IqTables tables;
+    stage_tables<Dot>(table, tables);
+    __syncthreads();
+    wait_for_producers();
+    allow_consumers();
+
+    for (int64_t t = first_task; t < p.n_block_tiles; t += n_warps) {  // warp-uniform
+        const TileAt at = stream_task_at<M>(p, t, kTaskRows);
+        const GemvMatrix& mat = p.mats[at.m];
+        const int64_t row0 = at.row0 + group_row;
+        const uint8_t* base[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) base[r] = mat.w + min(row0 + r, mat.rows - 1) * p.row_bytes;  // past the end: dropped
+        float acc[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+#pragma unroll UNR
+        for (int st = slice; st < p.steps; st += kStreamSlices) {
+            ActUnit a;
+            load_act_pair(p.act, st * 8 + 2 * u, a);
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                float term[2];
+                Dot::template unit<A>(base[r] + static_cast<int64_t>(st) * Dot::kStepBytes, u, a, tables, term);
+                acc[r] = add(add(acc[r], term[0]), term[1]);
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+#pragma unroll
+            for (int m = 1; m < kStreamGroupLanes; m *= 2) acc[r] = add(acc[r], __shfl_xor_sync(0xFFFFFFFFu, acc[r], m));
+        const int mine = lane & (kStreamGroupLanes - 1);  // lane r of the group writes row r
+        if (mine < R) {
+            float v = acc[0];
+#pragma unroll
+            for (int r = 1; r < R; ++r)
+                if (mine == r) v = acc[r];
+            const int64_t row = row0 + mine;
+            if (row < mat.rows) mat.dst[row] = p.accumulate ? add(mat.dst[row], v) : v;
+        }
+    }
+}
+
+// Warp tasks of 2 R rows per matrix (tile_end / n_block_tiles count tasks here), spread evenly over
+// as many blocks as can be resident.
+template <class Dot, int M, int R, int UNR>
+cudaError_t launch_stream_shape(GemvKernelArgs p, cudaStream_t stream) {
+    constexpr int kTaskRows = kStreamGroupsPerWarp * R;
+    int64_t tasks = 0;
+    for (int m = 0; m < p.n_mats; ++m) {
+        tasks += (p.mats[m].rows + kTaskRows - 1) / kTaskRows;
+        p.mats[m].tile_end = tasks;
+    }
+    p.n_block_tiles = tasks;
+    if (tasks == 0) return cudaSuccess;
+    constexpr auto kKernel = gemv_stream_kernel<Dot, M, R, UNR>;
+    const int64_t max_blocks = static_cast<int64_t>(sm_count()) * blocks_per_sm<kKernel, 0>();
+    const int64_t need = (tasks + kWarps - 1) / kWarps;
+    const int64_t per_block = (need + max_blocks - 1) / max_blocks;
+    const int64_t blocks = (need + per_block - 1) / per_block;
+    (void)launch_chained(kKernel, static_cast<unsigned>(blocks), kThreads, 0, stream, p);
+    return cudaGetLastError();
+}
+
+// A format may name a second shape (rows per activation load, steps in flight) for "wide" launches:
+// a matrix of 8192 .. 16383 rows at K <= 5120 (Q5_K, its gemv_dot file says why). The shape never
+// changes a bit (each row's chain and tree are the same), only the speed.
+template <class D, class = void>
+struct StreamWideShape : std::false_type {};
+template <class D>
+struct StreamWideShape<D, std::void_t<decltype(D::kStreamWideRows)>> : std::true_type {};
+
+template <class Dot, int M>
+cudaError_t launch_stream(const GemvKernelArgs& p, cudaStream_t stream) {
+    if constexpr (StreamWideShape<Dot>::value) {
+        int64_t widest = 0;
+        for (int m = 0; m < p.n_mats; ++m) widest = p.mats[m].rows > widest ? p.mats[m].rows : widest;
+        if (p.steps <= 20 && widest >= 8192 && widest < 16384)
+            return launch_stream_shape<Dot, M, Dot::kStreamWideRows, Dot::kStreamWideUnroll>(p, stream);
+    }
+    return launch_stream_shape<Dot, M, Dot::kStreamRows, Dot::kStreamUnroll>(p, stream);
+}
+
 template <class Dot, int A, int M, int C = 1>
 cudaError_t launch_gemv_as(const GemvKernelArgs& args, cudaStream_t stream) {
     return launch_balanced<gemv_q_kernel<Dot, A, M, C>, Staging<Dot, C>::kSharedBytes>(args, stream);
@@ -816,6 +987,13 @@ bool use_direct_loads(const GemvKernelArgs& p, int64_t in, int64_t total_rows) {
 template <class Dot, int M, int C = 1>
 cudaError_t launch_gemv_args(const GemvKernelArgs& p, int64_t in, int64_t total_rows, cudaStream_t stream) {
     if constexpr (DirectLoadFormat<Dot>::value && tuning::kGemvDirectLoads) {
+        if (p.strided) {  // streamed matrices (sum_order made sure they can be read directly)
+            if constexpr (C == 1) {
+                return launch_stream<Dot, M>(p, stream);
+            } else {
+                return launch_balanced<gemv_direct_kernel<Dot, Dot::kAlign, M, C>, 0>(p, stream);
+            }
+        }
         if (use_direct_loads<Dot>(p, in, total_rows))
             return launch_balanced<gemv_direct_kernel<Dot, Dot::kAlign, M, C>, 0>(p, stream);
     }
@@ -833,8 +1011,28 @@ inline int ks_of(int64_t rows, int steps) {
     return choose_ks((rows + kRowsPerWarp - 1) / kRowsPerWarp, steps);
 }
 
+// The summation order of one matrix, by the GEMV and both GEMMs: its K split and whether the
+// slices are strided (a streamed matrix, above). A function of the format, the shape, the arch's
+// tuning, the matrix's alignment and the A/B switches, never of the list it is launched in.
+struct SumOrder {
+    int ks;
+    int strided;
+};
+template <class Dot>
+SumOrder sum_order(int64_t rows, int64_t in, const void* weight) {
+    const int steps = static_cast<int>((in + kStepElems - 1) / kStepElems);
+    if constexpr (DirectLoadFormat<Dot>::value && tuning::kGemvDirectLoads && tuning::kGemvStreamLayout) {
+        if (rows >= kDirectMinRows && in % kStepElems == 0 && steps >= kStreamSlices &&
+            reinterpret_cast<uintptr_t>(weight) % 16 == 0 && direct_loads_enabled() && stream_layout_enabled())
+            return {kStreamSlices, 1};
+    } else {
+        (void)weight;
+    }
+    return {ks_of(rows, steps), 0};
+}
+
 // One launch over calls[0 .. n) (1 <= n <= kMaxMatrices): the same format, input length, activation
-// and accumulate flag (gemv_launchers.hpp), and the same ks_of.
+// and accumulate flag (gemv_launchers.hpp), and the same sum_order.
 // The arguments of a launch of `c`'s input length, K split and accumulate flag, with no matrix yet;
 // the activation is a Q8_32 vector of n_act elements at c.act (IN for a GEMV, IN x T for a GEMM).
 template <class Dot>
@@ -845,7 +1043,9 @@ GemvKernelArgs launch_args(const GemvLaunch& c, int64_t n_act) {
     p.act_blocks = static_cast<int>(c.in / 32);
     const int64_t last_elems = c.in - static_cast<int64_t>(p.steps - 1) * kStepElems;
     p.last_step_bytes = static_cast<int>(last_elems / Dot::kBlockElems * Dot::kBlockBytes);
-    p.ks = ks_of(c.out, p.steps);
+    const SumOrder order = sum_order<Dot>(c.out, c.in, c.weight);
+    p.ks = order.ks;
+    p.strided = order.strided;
     const auto* base = static_cast<const int8_t*>(c.act);
     p.act.q = base;
     p.act.d = reinterpret_cast<const float*>(base + n_act);
@@ -884,25 +1084,27 @@ cudaError_t launch_gemv_group(const GemvLaunch* const* calls, int n, cudaStream_
                          : launch_gemv_args<Dot, kMaxMatrices>(p, c.in, total_rows, stream);
 }
 
-// calls[0 .. n): the matrices of equal ks_of share launches (up to kMaxMatrices each, in list
+// calls[0 .. n): the matrices of equal sum_order share launches (up to kMaxMatrices each, in list
 // order); a matrix with no rows launches nothing.
 template <class Dot>
 cudaError_t launch_gemv(const GemvLaunch* calls, int n, cudaStream_t stream) {
     if (n <= 0 || calls[0].in <= 0) return cudaSuccess;
-    const int steps = static_cast<int>((calls[0].in + kStepElems - 1) / kStepElems);
     constexpr int kNoKs = 0;
-    int ks[64];
+    int key[64];  // the matrix's sum_order as 2 ks + strided
     if (n > 64) return cudaErrorInvalidValue;  // the op takes at most 16
-    for (int i = 0; i < n; ++i) ks[i] = calls[i].out > 0 ? ks_of(calls[i].out, steps) : kNoKs;
     for (int i = 0; i < n; ++i) {
-        if (ks[i] == kNoKs) continue;
+        const SumOrder o = sum_order<Dot>(calls[i].out, calls[i].in, calls[i].weight);
+        key[i] = calls[i].out > 0 ? 2 * o.ks + o.strided : kNoKs;
+    }
+    for (int i = 0; i < n; ++i) {
+        if (key[i] == kNoKs) continue;
         const GemvLaunch* group[kMaxMatrices];
         int g = 0;
-        const int want = ks[i];
+        const int want = key[i];
         for (int j = i; j < n && g < kMaxMatrices; ++j)
-            if (ks[j] == want) {
+            if (key[j] == want) {
                 group[g++] = &calls[j];
-                ks[j] = kNoKs;  // taken
+                key[j] = kNoKs;  // taken
             }
         const cudaError_t err = launch_gemv_group<Dot>(group, g, stream);
         if (err != cudaSuccess) return err;
