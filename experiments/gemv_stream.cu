@@ -16,6 +16,9 @@
 //        -Ibuild/plugins/generated experiments/gemv_stream.cu experiments/gemv_ab_host.cpp \
 //        plugins/cuda-common/src/kernels/launch_chain.cu -o experiments/gemv_stream
 // Run: experiments/gemv_stream [formats...]   prints us and GB/s per format x shape x variant.
+// Since the streamed GEMV shipped (session 18), "pack" is that kernel for Q4_K / Q5_K / IQ4_XS on
+// >= 4096 rows, so the `k` variants (the old order) no longer print "= pack, bit for bit" there; the
+// numbers in docs/perf-notes.md were taken before, against the direct kernel.
 #include "kernels/gemv_dot_iq3.cuh"
 #include "kernels/gemv_dot_iq4.cuh"
 #include "kernels/gemv_dot_q4_k.cuh"
@@ -319,6 +322,7 @@ void run_format(const Fmt& f, const std::vector<std::pair<int64_t, int64_t>>& sh
                                 [&, ks](const GemvLaunch& c) {
                                     GemvKernelArgs p = launch_args<Dot>(c, c.in);
                                     p.ks = ks;
+                                    p.strided = 0;  // the contiguous-slice kernels (ring or direct)
                                     add_matrix(p, c, 1);
                                     const cudaError_t e = launch_gemv_args<Dot, 1>(p, c.in, c.out, stream);
                                     CK(e);
