@@ -155,39 +155,26 @@ int check_terms(const RowSetup& s, std::size_t offset, std::vector<std::vector<f
     return bad;
 }
 
-// Row sums in the kernel's order (gemv_kernel.cuh): the steps of a row split into ks contiguous
-// slices; in each, every lane (unit u) adds its two terms per step in step order; the 4 lanes
-// combine as (u0 + u1) + (u2 + u3); the slices are added in slice order.
-float kernel_order_sum(const std::vector<float>& terms, int64_t in, int ks) {
+// Row sums in the kernel's order (gemv_kernel.cuh, sum_order): the steps of a row split into ks
+// slices, contiguous or (strided, a streamed matrix, ks 4) steps j, j + ks, ...; in each, every lane
+// (unit u) adds its two terms per step in step order; the 4 lanes combine as (u0 + u1) + (u2 + u3);
+// the slices are added in slice order, or for a streamed matrix as (S0 + S1) + (S2 + S3).
+float kernel_order_sum(const std::vector<float>& terms, int64_t in, int ks, bool strided = false) {
     const int64_t steps = steps_of(in);
-    float total = 0.0f;
+    std::vector<float> slice(static_cast<std::size_t>(ks));
     for (int kw = 0; kw < ks; ++kw) {
-        const int64_t s0 = steps * kw / ks, s1 = steps * (kw + 1) / ks;
+        const int64_t s0 = strided ? kw : steps * kw / ks, s1 = strided ? steps : steps * (kw + 1) / ks;
         float lane[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        for (int64_t st = s0; st < s1; ++st) {
+        for (int64_t st = s0; st < s1; st += strided ? ks : 1) {
             const int nb = blocks_in_step(in, st);
             for (int j = 0; j < nb; ++j) lane[j / 2] += terms[static_cast<std::size_t>(8 * st + j)];
         }
-        const float slice = (lane[0] + lane[1]) + (lane[2] + lane[3]);
-        total = kw == 0 ? slice : total + slice;
+        slice[static_cast<std::size_t>(kw)] = (lane[0] + lane[1]) + (lane[2] + lane[3]);
     }
+    if (strided) return (slice[0] + slice[1]) + (slice[2] + slice[3]);
+    float total = slice[0];
+    for (int kw = 1; kw < ks; ++kw) total += slice[static_cast<std::size_t>(kw)];
     return total;
-}
-
-// Row sums in a streamed matrix's order (gemv_kernel.cuh, "streamed matrices"): 4 slices, slice j
-// taking steps j, j + 4, ...; per slice the same lanes and unit tree; the slices as (S0+S1)+(S2+S3).
-float streamed_order_sum(const std::vector<float>& terms, int64_t in) {
-    const int64_t steps = steps_of(in);
-    float slice[4];
-    for (int j = 0; j < 4; ++j) {
-        float lane[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        for (int64_t st = j; st < steps; st += 4) {
-            const int nb = blocks_in_step(in, st);
-            for (int b = 0; b < nb; ++b) lane[b / 2] += terms[static_cast<std::size_t>(8 * st + b)];
-        }
-        slice[j] = (lane[0] + lane[1]) + (lane[2] + lane[3]);
-    }
-    return (slice[0] + slice[1]) + (slice[2] + slice[3]);
 }
 
 template <class Dot>
@@ -231,7 +218,7 @@ void check_format(const FormatKernels& f) {
                             << "row " << r << " ks " << ks << ": got " << got << ", cpu-ref "
                             << want[static_cast<std::size_t>(r)];
                     }
-                    const float streamed = streamed_order_sum(t, in);
+                    const float streamed = kernel_order_sum(t, in, 4, true);
                     EXPECT_LE(std::fabs(static_cast<double>(streamed) - want[static_cast<std::size_t>(r)]), bound)
                         << "row " << r << " streamed order: got " << streamed << ", cpu-ref "
                         << want[static_cast<std::size_t>(r)];

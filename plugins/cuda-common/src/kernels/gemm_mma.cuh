@@ -163,9 +163,8 @@ __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(
     const int64_t row0 = active ? vt / p.n_groups * kMmaRows : 0;
     const int col0 = active ? static_cast<int>(vt % p.n_groups) * kMmaCols : 0;
     const int ncols = min(kMmaCols, p.n_cols - col0);
-    const int s_begin = p.strided ? kw : static_cast<int>(static_cast<int64_t>(p.steps) * kw / ks);
-    const int s_end = p.strided ? p.steps : static_cast<int>(static_cast<int64_t>(p.steps) * (kw + 1) / ks);
-    const int s_inc = p.strided ? ks : 1;  // the slice's next step
+    const SliceSteps slice = slice_steps(p.steps, ks, kw, p.strided);  // the GEMV's order
+    const int s_begin = slice.begin, s_end = slice.end, s_inc = slice.inc;
     const uint8_t* const wa = p.w + min(row0 + g, p.rows - 1) * p.row_bytes;
     const uint8_t* const wb = p.w + min(row0 + g + 8, p.rows - 1) * p.row_bytes;
     // Weights are immutable: start this thread's rows' first steps before waiting for the kernel before.
@@ -361,15 +360,7 @@ __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(
         for (int n = 0; n < kMmaNTiles; ++n)
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
-                float sum;
-                if (p.strided) {  // ks == 4: the streamed GEMV's tree
-                    sum = add(add(red[warp][n * 4 + i][lane], red[warp + 1][n * 4 + i][lane]),
-                              add(red[warp + 2][n * 4 + i][lane], red[warp + 3][n * 4 + i][lane]));
-                } else {
-                    sum = red[warp][n * 4 + i][lane];
-                    for (int j = 1; j < ks; ++j) sum = add(sum, red[warp + j][n * 4 + i][lane]);
-                }
-                store(n, i, sum);
+                store(n, i, add_slices(ks, p.strided, [&](int j) { return red[warp + j][n * 4 + i][lane]; }));
             }
     }
 }

@@ -159,6 +159,25 @@ struct TileAt {
 };
 // With `row_in_tile` = the row's offset inside its block tile (rws row tiles of 8 rows). C > 1 (a
 // GEMM, one matrix): `bt` is a virtual tile (GemvKernelArgs), its columns come from column_group.
+// The matrix of work unit t (units numbered matrix after matrix, mats[j].tile_end one past matrix
+// j's last) and the number of its first unit: block tiles here, warp tasks for a streamed launch.
+struct MatrixAt {
+    int m;
+    int64_t begin;
+};
+template <int M>
+__device__ __forceinline__ MatrixAt matrix_of(const GemvKernelArgs& p, int64_t t) {
+    int m = 0;
+    int64_t begin = 0;
+#pragma unroll
+    for (int j = 0; j + 1 < M; ++j)
+        if (j + 1 < p.n_mats && t >= p.mats[j].tile_end) {  // tile_end increases with j
+            m = j + 1;
+            begin = p.mats[j].tile_end;
+        }
+    return {m, begin};
+}
+
 template <int M, int C = 1>
 __device__ __forceinline__ TileAt tile_at(const GemvKernelArgs& p, int64_t bt, int rws, int row_in_tile) {
     if constexpr (C > 1) {
@@ -167,16 +186,33 @@ __device__ __forceinline__ TileAt tile_at(const GemvKernelArgs& p, int64_t bt, i
     } else if constexpr (M == 1) {
         return {0, bt * rws * kRowsPerWarp + row_in_tile};  // the single-matrix arithmetic
     } else {
-        int m = 0;
-        int64_t begin = 0;
-#pragma unroll
-        for (int j = 0; j + 1 < M; ++j)
-            if (j + 1 < p.n_mats && bt >= p.mats[j].tile_end) {  // tile_end increases with j
-                m = j + 1;
-                begin = p.mats[j].tile_end;
-            }
-        return {m, (bt - begin) * rws * kRowsPerWarp + row_in_tile};
+        const MatrixAt at = matrix_of<M>(p, bt);
+        return {at.m, (bt - at.begin) * rws * kRowsPerWarp + row_in_tile};
     }
+}
+
+// ---- the K slices of the summation order (sum_order below) ---------------------------------------
+// The steps of slice kw of ks, in the order its lane chains add them: [begin, end) by inc. Contiguous
+// ranges; for a streamed matrix (strided) steps kw, kw + ks, kw + 2 ks, ...
+struct SliceSteps {
+    int begin;
+    int end;
+    int inc;
+};
+__device__ __forceinline__ SliceSteps slice_steps(int steps, int ks, int kw, int strided) {
+    if (strided) return {kw, steps, ks};
+    return {static_cast<int>(static_cast<int64_t>(steps) * kw / ks),
+            static_cast<int>(static_cast<int64_t>(steps) * (kw + 1) / ks), 1};
+}
+
+// One output's value from its ks slice partials part(0) .. part(ks - 1): added in slice order from
+// slice 0; for a streamed matrix (ks 4) as (S0+S1)+(S2+S3), the xor tree of its GEMV.
+template <class Part>
+__device__ __forceinline__ float add_slices(int ks, int strided, Part&& part) {
+    if (strided) return add(add(part(0), part(1)), add(part(2), part(3)));
+    float sum = part(0);
+    for (int j = 1; j < ks; ++j) sum = add(sum, part(j));
+    return sum;
 }
 
 // ---- columns (GEMM) ------------------------------------------------------------------------------
@@ -667,18 +703,13 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<C>) gemv_direct_kern
                         acc[c] = add(add(acc[c], term[0]), term[1]);
                     });
                 };
-                // A streamed matrix's slice kw is steps kw, kw + ks, ... (the GEMV's order there).
-                const int inc = p.strided ? ks : 1;
-                int s_last = s_end;
-                if (p.strided) {
-                    s = kw;
-                    s_last = p.steps;
-                }
-                for (; s + inc < s_last; s += 2 * inc) {
+                // The slice's steps in the GEMV's order (strided for a streamed matrix), two at a time.
+                const SliceSteps sl = slice_steps(p.steps, ks, kw, p.strided);
+                for (s = sl.begin; s + sl.inc < sl.end; s += 2 * sl.inc) {
                     step_terms(s);
-                    step_terms(s + inc);
+                    step_terms(s + sl.inc);
                 }
-                if (s < s_last) step_terms(s);
+                if (s < sl.end) step_terms(s);
             }
         }
         if constexpr (C == 1) {
@@ -717,14 +748,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<C>) gemv_direct_kern
                     if (out_row < mat.rows) mat.dst[out_row] = p.accumulate ? add(mat.dst[out_row], sum) : sum;
                 } else {
                     for_columns<C>(cols, [&](int c, int col) {
-                        const float* part = &red[parity][c][rw * ks][lane];
-                        float sum;
-                        if (p.strided) {  // ks == 4: the streamed GEMV's tree
-                            sum = add(add(part[0], part[kRowsPerWarp]), add(part[2 * kRowsPerWarp], part[3 * kRowsPerWarp]));
-                        } else {
-                            sum = part[0];
-                            for (int j = 1; j < ks; ++j) sum = add(sum, part[j * kRowsPerWarp]);
-                        }
+                        const float sum = add_slices(ks, p.strided, [&](int j) { return red[parity][c][rw * ks + j][lane]; });
                         const int64_t out_row = row0 + lane;
                         if (out_row < mat.rows) store_column(p, mat, col, out_row, sum);
                     });
@@ -791,13 +815,19 @@ inline int choose_ks(int64_t row_tiles, int steps) {
 
 // Grid: as many blocks as can be resident, but with the block tiles spread evenly (every block gets
 // the same number of tiles, give or take one), so no wave of stragglers runs alone.
+// `units` is what a block takes per round: block tiles (args.n_block_tiles), or 8 warp tasks of a
+// streamed launch.
 template <auto Kernel, int SharedBytes>
-cudaError_t launch_balanced(const GemvKernelArgs& args, cudaStream_t stream) {
+cudaError_t launch_balanced(const GemvKernelArgs& args, cudaStream_t stream, int64_t units) {
     const int64_t max_blocks = static_cast<int64_t>(sm_count()) * blocks_per_sm<Kernel, SharedBytes>();
-    const int64_t per_block = (args.n_block_tiles + max_blocks - 1) / max_blocks;
-    const int64_t blocks = (args.n_block_tiles + per_block - 1) / per_block;
+    const int64_t per_block = (units + max_blocks - 1) / max_blocks;
+    const int64_t blocks = (units + per_block - 1) / per_block;
     (void)launch_chained(Kernel, static_cast<unsigned>(blocks), kThreads, SharedBytes, stream, args);
     return cudaGetLastError();
+}
+template <auto Kernel, int SharedBytes>
+cudaError_t launch_balanced(const GemvKernelArgs& args, cudaStream_t stream) {
+    return launch_balanced<Kernel, SharedBytes>(args, stream, args.n_block_tiles);
 }
 
 // ---- streamed matrices ------------------------------------------------------------------------------
@@ -829,15 +859,8 @@ inline constexpr int kStreamGroupsPerWarp = 32 / kStreamGroupLanes;
 // Warp task t (tasks numbered matrix after matrix, each 2 R rows): its matrix and first row.
 template <int M>
 __device__ __forceinline__ TileAt stream_task_at(const GemvKernelArgs& p, int64_t t, int task_rows) {
-    int m = 0;
-    int64_t begin = 0;
-#pragma unroll
-    for (int j = 0; j + 1 < M; ++j)
-        if (j + 1 < p.n_mats && t >= p.mats[j].tile_end) {  // tile_end increases with j
-            m = j + 1;
-            begin = p.mats[j].tile_end;
-        }
-    return {m, (t - begin) * task_rows};
+    const MatrixAt at = matrix_of<M>(p, t);
+    return {at.m, (t - at.begin) * task_rows};
 }
 
 template <class Dot, int M, int R, int UNR>
@@ -925,13 +948,7 @@ cudaError_t launch_stream_shape(GemvKernelArgs p, cudaStream_t stream) {
     }
     p.n_block_tiles = tasks;
     if (tasks == 0) return cudaSuccess;
-    constexpr auto kKernel = gemv_stream_kernel<Dot, M, R, UNR>;
-    const int64_t max_blocks = static_cast<int64_t>(sm_count()) * blocks_per_sm<kKernel, 0>();
-    const int64_t need = (tasks + kWarps - 1) / kWarps;
-    const int64_t per_block = (need + max_blocks - 1) / max_blocks;
-    const int64_t blocks = (need + per_block - 1) / per_block;
-    (void)launch_chained(kKernel, static_cast<unsigned>(blocks), kThreads, 0, stream, p);
-    return cudaGetLastError();
+    return launch_balanced<gemv_stream_kernel<Dot, M, R, UNR>, 0>(p, stream, (tasks + kWarps - 1) / kWarps);
 }
 
 // A format may name a second shape (rows per activation load, steps in flight) for "wide" launches:
@@ -987,14 +1004,12 @@ bool use_direct_loads(const GemvKernelArgs& p, int64_t in, int64_t total_rows) {
 template <class Dot, int M, int C = 1>
 cudaError_t launch_gemv_args(const GemvKernelArgs& p, int64_t in, int64_t total_rows, cudaStream_t stream) {
     if constexpr (DirectLoadFormat<Dot>::value && tuning::kGemvDirectLoads) {
-        if (p.strided) {  // streamed matrices (sum_order made sure they can be read directly)
-            if constexpr (C == 1) {
-                return launch_stream<Dot, M>(p, stream);
-            } else {
-                return launch_balanced<gemv_direct_kernel<Dot, Dot::kAlign, M, C>, 0>(p, stream);
-            }
+        // Streamed matrices: their GEMV, or the direct GEMM (sum_order made sure they can be read
+        // directly).
+        if constexpr (C == 1) {
+            if (p.strided) return launch_stream<Dot, M>(p, stream);
         }
-        if (use_direct_loads<Dot>(p, in, total_rows))
+        if (p.strided || use_direct_loads<Dot>(p, in, total_rows))
             return launch_balanced<gemv_direct_kernel<Dot, Dot::kAlign, M, C>, 0>(p, stream);
     }
     if constexpr (Dot::kAlign > 2) {
