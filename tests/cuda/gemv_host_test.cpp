@@ -295,6 +295,48 @@ TEST(GemvHelpersOnHost, CodebookLookupAndByteSubtraction) {
     }
 }
 
+// The device's prmt as byte_perm_signed models it (PTX ISA, prmt generic mode): bits 0-2 of a
+// selector nibble pick a byte, bit 3 replaces it by its sign copied into all 8 bits.
+TEST(GemvHelpersOnHost, SignedBytePermuteCopiesOrReplicatesTheSign) {
+    const uint32_t x = 0x80017F00u, y = 0xFF7E0281u;  // bytes 0..7: 00 7F 01 80 81 02 7E FF
+    EXPECT_EQ(g::byte_perm_signed(x, y, 0x3210u), x);
+    EXPECT_EQ(g::byte_perm_signed(x, y, 0x7654u), y);
+    EXPECT_EQ(g::byte_perm_signed(x, y, 0xBA98u), 0xFF000000u);  // signs of 00 7F 01 80
+    EXPECT_EQ(g::byte_perm_signed(x, y, 0xFEDCu), 0xFF0000FFu);  // signs of 81 02 7E FF
+    EXPECT_EQ(g::byte_perm_signed(x, y, 0x0F43u), 0x00FF8180u);  // 80, 81, sign(FF), 00
+    EXPECT_EQ(g::byte_perm_signed(x, y, 0xFFFF0F43u), 0x00FF8180u) << "the high 16 bits are not read";
+}
+
+// iq4_block_dot (the GEMV flavour looks codes up with the sign split, gemv_dot_iq4.cuh): every
+// index at every one of the 32 element positions, against kvalues_iq4nl, with a one-hot activation
+// of either sign; then random blocks against the plain sum.
+TEST(GemvHelpersOnHost, Iq4BlockDotIsTheCodebookSumForEveryIndexAndPosition) {
+    const g::IqTables t = host_tables<g::IQ4_NLDot>();
+    for (int e = 0; e < 32; ++e)
+        for (uint32_t n = 0; n < 16; ++n)
+            for (const int a : {1, -3}) {
+                uint32_t qs[4] = {0x88888888u, 0x88888888u, 0x88888888u, 0x88888888u};  // index 8 elsewhere
+                const int byte = e % 16, shift = 8 * (byte % 4) + (e >= 16 ? 4 : 0);
+                qs[byte / 4] = (qs[byte / 4] & ~(15u << shift)) | (n << shift);
+                uint32_t act[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+                act[e / 4] = static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(a))) << (8 * (e % 4));
+                ASSERT_EQ(g::iq4_block_dot(qs, act, t.kvalues), a * dense_kvalues_iq4nl[n]) << "element " << e << " index " << n;
+            }
+    std::mt19937_64 rng(7);
+    for (int it = 0; it < 20000; ++it) {
+        uint32_t qs[4], act[8];
+        for (uint32_t& w : qs) w = static_cast<uint32_t>(rng());
+        for (uint32_t& w : act) w = static_cast<uint32_t>(rng());
+        int32_t want = 0;
+        for (int e = 0; e < 32; ++e) {
+            const int byte = e % 16;
+            const uint32_t n = ((qs[byte / 4] >> (8 * (byte % 4))) >> (e >= 16 ? 4 : 0)) & 15u;
+            want += dense_kvalues_iq4nl[n] * static_cast<int8_t>(act[e / 4] >> (8 * (e % 4)));
+        }
+        ASSERT_EQ(g::iq4_block_dot(qs, act, t.kvalues), want) << "block " << it;
+    }
+}
+
 // ---- registration (pack init makes no CUDA call, so this runs without a GPU) ----------------------
 
 TEST(GemvOpsRegistration, EveryWeightFormatHasAGemvAndBothActivationsAQuantizer) {

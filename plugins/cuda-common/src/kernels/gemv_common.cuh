@@ -103,6 +103,29 @@ DENSE_DECODE_FN uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
 #endif
 }
 
+// The device's prmt instruction as it is: byte n of the result = byte (s >> 4n) & 7 of {y:x}, but
+// where bit 3 of that selector nibble is set, the picked byte's sign bit copied into all 8 bits
+// (0x00 or 0xFF). Only the low 16 bits of s are read. byte_perm (above) is CUDA's __byte_perm,
+// which clears bit 3 of every nibble with an extra instruction; this one saves it, and callers use
+// the sign mode on purpose (iq4_block_dot).
+DENSE_DECODE_FN uint32_t byte_perm_signed(uint32_t x, uint32_t y, uint32_t s) {
+#if defined(__CUDA_ARCH__)
+    uint32_t r;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(s));
+    return r;
+#else
+    const uint64_t src = (static_cast<uint64_t>(y) << 32) | x;
+    uint32_t r = 0;
+    for (int n = 0; n < 4; ++n) {
+        const uint32_t sel = (s >> (4 * n)) & 15u;
+        uint32_t b = static_cast<uint32_t>((src >> (8 * (sel & 7u))) & 0xFFu);
+        if ((sel & 8u) != 0) b = (b & 0x80u) != 0 ? 0xFFu : 0x00u;
+        r |= b << (8 * n);
+    }
+    return r;
+#endif
+}
+
 // Low 32 bits of {hi:lo} >> sh (sh in [0, 31]) (plain asm in the GEMM's flavor, see the top).
 DENSE_DECODE_FN uint32_t funnel_r(uint32_t lo, uint32_t hi, uint32_t sh) {
 #if defined(__CUDA_ARCH__) && DENSE_GEMV_PURE_ASM

@@ -361,7 +361,17 @@ __device__ void stage_tables(uint8_t* at, IqTables& t) {
         (void)at;
         for (int w = 0; w < 4; ++w) {
             uint32_t v = 0;
-            for (int j = 0; j < 4; ++j) v |= static_cast<uint32_t>(static_cast<uint8_t>(dense_kvalues_iq4nl[4 * w + j])) << (8 * j);
+            for (int j = 0; j < 4; ++j) {
+#if DENSE_GEMV_PURE_ASM
+                const int8_t b = dense_kvalues_iq4nl[4 * w + j];
+#else
+                // Loaded, not folded: as constants, ptxas re-made each table word in a register before
+                // every permute that reads it (two extra moves per 4 IQ4 values in the GEMV; H200 SASS,
+                // session 19). Loaded once, the words stay in registers.
+                const int8_t b = __ldg(&dense_kvalues_iq4nl[4 * w + j]);
+#endif
+                v |= static_cast<uint32_t>(static_cast<uint8_t>(b)) << (8 * j);
+            }
             t.kvalues[w] = v;
         }
     } else {
