@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <system_error>
+#include <vector>
 
 #include <unistd.h>
 
@@ -28,10 +30,37 @@ inline std::filesystem::path build_pack_dir() {
 inline std::filesystem::path test_pack_dir() { return detail::rebase(DENSE_TEST_PACK_DIR, DENSE_BUILD_DIR, "DENSE_BUILD_DIR"); }
 inline std::filesystem::path cli_path() { return detail::rebase(DENSE_CLI_PATH, DENSE_BUILD_DIR, "DENSE_BUILD_DIR"); }
 
-// A fresh scratch directory under the system temp dir, unique per test process.
+namespace detail {
+// The scratch directories this process made, removed when it exits: ctest runs every test in a
+// process of its own, so a run used to leave thousands of dense-test-* directories in /tmp.
+// DENSE_KEEP_TEST_FILES=1 keeps them (to look at what a failing test wrote).
+class ScratchDirs {
+public:
+    void add(const std::filesystem::path& dir) { dirs_.push_back(dir); }
+    ~ScratchDirs() {
+        if (::getpid() != owner_) return;  // a forked child exiting must not take its parent's files
+        const char* keep = std::getenv("DENSE_KEEP_TEST_FILES");
+        if (keep != nullptr && std::string(keep) == "1") return;
+        std::error_code ec;  // best effort: a directory a test already removed is fine
+        for (const auto& dir : dirs_) std::filesystem::remove_all(dir, ec);
+    }
+
+private:
+    std::vector<std::filesystem::path> dirs_;
+    pid_t owner_ = ::getpid();
+};
+inline ScratchDirs& scratch_dirs() {
+    static ScratchDirs dirs;
+    return dirs;
+}
+}  // namespace detail
+
+// A fresh scratch directory under the system temp dir, unique per test process and tag; removed
+// when the process exits (detail::ScratchDirs).
 inline std::filesystem::path scratch_dir(const std::string& tag) {
     auto dir = std::filesystem::temp_directory_path() /
                ("dense-test-" + tag + "-" + std::to_string(static_cast<long long>(::getpid())));
+    if (!std::filesystem::exists(dir)) detail::scratch_dirs().add(dir);
     std::filesystem::create_directories(dir);
     return dir;
 }
