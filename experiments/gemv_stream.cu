@@ -16,6 +16,8 @@
 //        -Ibuild/plugins/generated experiments/gemv_stream.cu experiments/gemv_ab_host.cpp \
 //        plugins/cuda-common/src/kernels/launch_chain.cu -o experiments/gemv_stream
 // Run: experiments/gemv_stream [formats...]   prints us and GB/s per format x shape x variant.
+//   formats: iq4_xs q4_k q5_k q6_k iq3_s iq3_xxs, and iq4_xs_lookup (IQ4_XS with session 18's codebook
+//   lookup, against today's sign split: same sums, so the A/B of the lookup alone).
 // Since the streamed GEMV shipped (session 18), "pack" is that kernel for Q4_K / Q5_K / IQ4_XS on
 // >= 4096 rows, so the `k` variants (the old order) no longer print "= pack, bit for bit" there; the
 // numbers in docs/perf-notes.md were taken before, against the direct kernel.
@@ -252,6 +254,35 @@ struct Fmt {
 
 double host_row(const char* fmt, const uint8_t* row, int64_t in, const int8_t* q, const float* d, const float* s);
 
+// IQ4_XS as the pack computed it before session 19: codes decoded by lookup16 into element order
+// (three permutes per 4 codes, de-interleaved), one dp4a per 4 codes. Same integer sums, same terms
+// as IQ4_XSDot (which now uses the sign split of iq4_block_dot), so it A/Bs the lookup alone.
+struct IQ4_XSLookupDot : IQ4_XSDot {
+    template <int A>
+    DENSE_DECODE_FN static void unit(const uint8_t* step, int u, const ActUnit& a, const IqTables& t, float (&term)[2]) {
+        uint32_t head[2];
+        ld_words<A>(step, head);
+        const float d = half_to_float(head[0]);
+        const uint32_t scales_l = byte_of(head[1], u);
+        uint32_t qs[8];
+        ld_words<sub_align(A, 8)>(step + 8 + 32 * u, qs);
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+            const int ib = 2 * u + k;
+            const uint32_t ls = ((scales_l >> (4 * k)) & 15u) | (((head[0] >> (16 + 2 * ib)) & 3u) << 4);
+            int32_t isum = 0;
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                uint32_t lo, hi;
+                lookup16(qs[4 * k + i], t.kvalues, lo, hi);
+                isum = dp4a(lo, a.q[8 * k + i], isum);
+                isum = dp4a(hi, a.q[8 * k + 4 + i], isum);
+            }
+            term[k] = mul(mul(d, a.d[k]), to_f((static_cast<int32_t>(ls) - 32) * isum));
+        }
+    }
+};
+
 template <class Dot>
 void run_format(const Fmt& f, const std::vector<std::pair<int64_t, int64_t>>& shapes, cudaStream_t stream) {
     for (auto [in, out] : shapes) {
@@ -422,6 +453,10 @@ int main(int argc, char** argv) {
     // (in, out): ffn_gate/up, ffn_down, attn_qkv-like, Gated DeltaNet qkv
     const std::vector<std::pair<int64_t, int64_t>> shapes = {{5120, 17408}, {17408, 5120}, {5120, 10240}, {5120, 6144}};
     if (on("iq4_xs")) run_format<IQ4_XSDot>({"iq4_xs", 256, 136, {0}}, shapes, stream);
+    if (on("iq4_xs_lookup")) {
+        std::printf("-- iq4_xs with the lookup16 codes of session 18 (IQ4_XSLookupDot):\n");
+        run_format<IQ4_XSLookupDot>({"iq4_xs", 256, 136, {0}}, shapes, stream);
+    }
     if (on("q4_k")) run_format<Q4_KDot>({"q4_k", 256, 144, {0, 2}}, shapes, stream);
     if (on("q5_k")) run_format<Q5_KDot>({"q5_k", 256, 176, {0, 2}}, shapes, stream);
     // The ring formats of the seed-iq4 mix, at their 27B shapes: ssm_out / attn_output (6144 -> 5120)
