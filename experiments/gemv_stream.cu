@@ -16,8 +16,9 @@
 //        -Ibuild/plugins/generated experiments/gemv_stream.cu experiments/gemv_ab_host.cpp \
 //        plugins/cuda-common/src/kernels/launch_chain.cu -o experiments/gemv_stream
 // Run: experiments/gemv_stream [formats...]   prints us and GB/s per format x shape x variant.
-//   formats: iq4_xs q4_k q5_k q6_k iq3_s iq3_xxs, and iq4_xs_lookup (IQ4_XS with session 18's codebook
-//   lookup, against today's sign split: same sums, so the A/B of the lookup alone).
+//   formats: iq4_xs q4_k q5_k q6_k iq3_s iq3_xxs, and the session-18 code of two formats, for A/Bs in
+//   one run (same sums, same bits): iq4_xs_lookup (lookup16 codes against today's sign split) and
+//   q6_k_sub (sub_bytes codes against today's activation-sum correction).
 // Since the streamed GEMV shipped (session 18), "pack" is that kernel for Q4_K / Q5_K / IQ4_XS on
 // >= 4096 rows, so the `k` variants (the old order) no longer print "= pack, bit for bit" there; the
 // numbers in docs/perf-notes.md were taken before, against the direct kernel.
@@ -283,6 +284,34 @@ struct IQ4_XSLookupDot : IQ4_XSDot {
     }
 };
 
+// Q6_K as the pack computed it before session 19: 32 taken off each code byte (sub_bytes), where
+// Q6_KDot now takes 32 x the activation sums off the integer sums. Same sums, same terms.
+struct Q6_KSubBytesDot : Q6_KDot {
+    template <int A>
+    DENSE_DECODE_FN static void unit(const uint8_t* step, int u, const ActUnit& a, const IqTables&, float (&term)[2]) {
+        const int h = u >> 1;
+        uint32_t ql[16], qh[8];
+        ld_words<sub_align(A, 64)>(step + 64 * h, ql);
+        ld_words<sub_align(A, 128)>(step + 128 + 32 * h, qh);
+        const uint32_t scales = ld_u32<sub_align(A, 4)>(step + 192 + 4 * u);
+        const float d = half_to_float(ld_u32<sub_align(A, 206)>(step + 206) >> 16);
+        const uint32_t nib_shift = 4u * static_cast<uint32_t>(u & 1);
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+            const uint32_t hshift = 2u * static_cast<uint32_t>(2 * (u & 1) + k);
+            uint32_t q[8];
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+                q[i] = sub_bytes(((ql[8 * k + i] >> nib_shift) & 0x0F0F0F0Fu) | (((qh[i] >> hshift) & 0x03030303u) << 4), 0x20202020u);
+            int32_t s0, s1;
+            dot16x2(q, &a.q[8 * k], s0, s1);
+            const auto sc0 = static_cast<int32_t>(static_cast<int8_t>(byte_of(scales, 2 * k)));
+            const auto sc1 = static_cast<int32_t>(static_cast<int8_t>(byte_of(scales, 2 * k + 1)));
+            term[k] = mul(mul(d, a.d[k]), to_f(sc0 * s0 + sc1 * s1));
+        }
+    }
+};
+
 template <class Dot>
 void run_format(const Fmt& f, const std::vector<std::pair<int64_t, int64_t>>& shapes, cudaStream_t stream) {
     for (auto [in, out] : shapes) {
@@ -463,6 +492,10 @@ int main(int argc, char** argv) {
     // and the FFN shapes.
     const std::vector<std::pair<int64_t, int64_t>> ring_shapes = {{6144, 5120}, {5120, 17408}, {17408, 5120}};
     if (on("q6_k")) run_format<Q6_KDot>({"q6_k", 256, 210, {208}}, ring_shapes, stream);
+    if (on("q6_k_sub")) {
+        std::printf("-- q6_k with the sub_bytes codes of session 18 (Q6_KSubBytesDot):\n");
+        run_format<Q6_KSubBytesDot>({"q6_k", 256, 210, {208}}, ring_shapes, stream);
+    }
     if (on("iq3_s")) run_format<IQ3_SDot>({"iq3_s", 256, 110, {0}}, ring_shapes, stream);
     if (on("iq3_xxs")) run_format<IQ3_XXSDot>({"iq3_xxs", 256, 98, {0}}, ring_shapes, stream);
     return 0;

@@ -36,10 +36,28 @@ struct Q6_KDot {
             DENSE_DECODE_UNROLL
             for (int i = 0; i < 8; ++i) {
                 const uint32_t v = ((ql[8 * k + i] >> nib_shift) & 0x0F0F0F0Fu) | (((qh[i] >> hshift) & 0x03030303u) << 4);
+#if DENSE_GEMV_PURE_ASM
                 q[i] = sub_bytes(v, 0x20202020u);
+#else
+                q[i] = v;  // the unsigned 6-bit codes; the 32 is taken off the sums below
+#endif
             }
             int32_t s0, s1;
             dot16x2(q, &a.q[8 * k], s0, s1);
+#if !DENSE_GEMV_PURE_ASM
+            // sum (v - 32) * qa = sum v * qa - 32 * sum qa, exact in integers: the activation's sums
+            // cost a dp4a per 4 codes, where taking 32 off each byte cost two integer-pipe (ALU)
+            // instructions, and the GEMV is short of those, not of dp4a (sm_90 SASS, session 19;
+            // the dp4a GEMM keeps sub_bytes: its columns share the codes, not the sums).
+            int32_t a0 = 0, a1 = 0;  // the activation sums of the two 16-element halves
+            DENSE_DECODE_UNROLL
+            for (int i = 0; i < 4; ++i) {
+                a0 = sum4(a.q[8 * k + i], a0);
+                a1 = sum4(a.q[8 * k + 4 + i], a1);
+            }
+            s0 -= 32 * a0;
+            s1 -= 32 * a1;
+#endif
             const auto sc0 = static_cast<int32_t>(static_cast<int8_t>(byte_of(scales, 2 * k)));
             const auto sc1 = static_cast<int32_t>(static_cast<int8_t>(byte_of(scales, 2 * k + 1)));
             term[k] = mul(mul(d, a.d[k]), to_f(sc0 * s0 + sc1 * s1));
