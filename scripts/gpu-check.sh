@@ -156,6 +156,9 @@ done
 # (default: its script's own, pp512 + tg128, then tg64 at depth 8192 and 32768, 3 repetitions);
 # DENSE_BENCH_CPU_ROWS=0 skips (f); DENSE_PREFILL_CHUNKS (default "16 32 128", empty = skip): pp512 per
 # batched-prefill chunk (c2);
+# DENSE_EXPERIMENT_ARGS (default empty = skip): run the carried experiments/gemv_stream with these
+# arguments (formats and A/B variants, e.g. "iq4_xs iq4_xs_lookup"; gpu-prepare.sh --with-experiments
+# builds it) before the model bench, into experiment.txt;
 # DENSE_PROFILE_STEPS (default 16, 0 = off): the model bench also times that many decode steps node
 # by node (`bench --profile`: time per op kind and tensor role, GEMV GB/s) -- Nsight Systems cannot
 # make reports on the test machine (KINDS.md), so the profile is our own, with CUDA events.
@@ -174,6 +177,20 @@ if [ "${DENSE_BENCH:-1}" != 0 ]; then
       bench_rows+=("gemv micro-bench   $(( $(date +%s) - start ))s  ${ceiling#bandwidth ceiling }")
     else
       tail -20 "$logs/bench-gemv.log"; bench_rows+=("gemv micro-bench   FAILED (see bench-gemv.log)"); any_failed=1
+    fi
+  fi
+  if [ -n "${DENSE_EXPERIMENT_ARGS:-}" ]; then
+    echo "--- experiments/gemv_stream $DENSE_EXPERIMENT_ARGS"
+    start=$(date +%s)
+    if [ ! -x "$carry/bin/gemv_stream" ]; then
+      echo "not carried (gpu-prepare.sh --with-experiments builds it)"
+      bench_rows+=("gemv_stream        NOT CARRIED"); any_failed=1
+    # shellcheck disable=SC2086  # the arguments are a word list on purpose
+    elif "$carry/bin/gemv_stream" $DENSE_EXPERIMENT_ARGS >"$logs/experiment.txt" 2>&1; then
+      cat "$logs/experiment.txt"
+      bench_rows+=("gemv_stream        $(( $(date +%s) - start ))s  $(grep -c ' us ' "$logs/experiment.txt") timings, $(grep -c MISMATCH "$logs/experiment.txt") MISMATCH")
+    else
+      tail -20 "$logs/experiment.txt"; bench_rows+=("gemv_stream        FAILED (see experiment.txt)"); any_failed=1
     fi
   fi
   if [ "${DENSE_BENCH_CPU_ROWS:-1}" != 0 ]; then

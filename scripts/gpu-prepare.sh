@@ -12,13 +12,16 @@
 #      the carried dense-rt starts.
 # Then, from the lead session: run(command="bash scripts/gpu-check.sh", carry=[".carry"]).
 #
-# Usage: bash scripts/gpu-prepare.sh [--with-libstdcxx] [--build-dir DIR]
+# Usage: bash scripts/gpu-prepare.sh [--with-libstdcxx] [--build-dir DIR] [--with-experiments]
 #   --with-libstdcxx  also carry libstdc++/libgcc_s, for a GPU machine whose C++ runtime is older
 #                     than Debian 12's (symptom there: "GLIBCXX_3.4.30 not found").
 #   --build-dir DIR   carry an existing build tree with the CUDA packs (e.g. build/, which
 #                     `scripts/test.sh` makes as RelWithDebInfo: the same -O2 host code and the same
 #                     ptxas-optimised device code as build-gpu/, only with debug info, which the
 #                     carry strips) instead of configuring build-gpu/: saves a second full build.
+#   --with-experiments also build experiments/gemv_stream.cu (the GEMV layout and A/B experiment,
+#                     ~3.5 MB, a few minutes of nvcc) into .carry/bin/gemv_stream, which gpu-check.sh
+#                     runs when DENSE_EXPERIMENT_ARGS is set.
 # Env: DENSE_JOBS (parallel build jobs, default 2).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,9 +30,11 @@ carry=$root/.carry
 limit_bytes=$((64 * 1024 * 1024))
 with_libstdcxx=0
 reuse_build=0
+with_experiments=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --with-libstdcxx) with_libstdcxx=1 ;;
+    --with-experiments) with_experiments=1 ;;
     --build-dir) [ $# -ge 2 ] || { echo "gpu-prepare: --build-dir needs a directory" >&2; exit 2; }
                  build=$(cd "$2" && pwd); reuse_build=1; shift ;;
     *) echo "gpu-prepare: unknown argument '$1'" >&2; exit 2 ;;
@@ -79,6 +84,12 @@ for t in "$build"/bin/test_*; do
   if [ -x "$t" ]; then cp -p "$t" "$carry/bin/"; fi
 done
 cp -p "$build"/lib/dense-rt/packs/*.so "$carry/lib/dense-rt/packs/"
+if [ "$with_experiments" -eq 1 ]; then
+  # The experiment's own build line (its header): nvcc only, sm_90, the pack's kernel sources.
+  /usr/local/cuda/bin/nvcc -O3 -std=c++20 -arch=sm_90 -DDENSE_CUDA_TARGET_CC=90 -I"$root/plugins/cuda-common/src" \
+    -I"$build/plugins/generated" "$root/experiments/gemv_stream.cu" "$root/experiments/gemv_ab_host.cpp" \
+    "$root/plugins/cuda-common/src/kernels/launch_chain.cu" -o "$carry/bin/gemv_stream" >&2
+fi
 if [ -d "$build/tests/test-packs" ]; then
   cp -rp "$build/tests/test-packs" "$carry/tests/"
 fi
