@@ -18,9 +18,11 @@ DENSE_GEMV_FLAVOR_BEGIN
 //     plus one, with bit 3 of every index flipped, an index >= 8 gives value + 1 and an index < 8 the
 //     sign of a positive byte, 0. Both products are summed, so value = (-1) + (value + 1) cancels
 //     exactly. The values come out in the nibbles' order (element 4i, 16+4i, 4i+1, 17+4i, ...), so
-//     the activation bytes are put in that order instead (two permutes per 8 elements). On sm_90
-//     this is 13 instructions per 8 elements against 20 for lookup16's (H200 SASS, session 19): the
-//     IQ4_XS GEMV is bound by instruction issue, not by memory, at the H200's bandwidth.
+//     the activation bytes are put in that order instead (two permutes per 8 elements). In sm_90
+//     SASS this is 13 instructions per 8 elements against ~20 with lookup16: at the H200's bandwidth
+//     the IQ4_XS GEMV needed more of the integer pipe than it can sustain (docs/perf-notes.md,
+//     session 19). gemv_host_test.cpp checks every index at every position, so a codebook without
+//     that sign pattern would fail there.
 //   - the dp4a GEMM (DENSE_GEMV_PURE_ASM): lookup16 decodes the weights into element order once and
 //     the C columns of the GEMM share that decode, where the sign split would cost each column.
 DENSE_DECODE_FN int32_t iq4_block_dot(const uint32_t (&qs)[4], const uint32_t* act, const uint32_t (&table)[4]) {
