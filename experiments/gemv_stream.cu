@@ -401,6 +401,10 @@ void run_format(const Fmt& f, const std::vector<std::pair<int64_t, int64_t>>& sh
             variants.push_back({"kS2 r2 u2 b3", [&](const GemvLaunch& c) { launch_lanesplit<Dot, 2, 2, 3, true>(c, stream, 2); }, true});
             variants.push_back({"s4 r2 u2 b3", [&](const GemvLaunch& c) { launch_stream<Dot, 4, 2, 2, 3>(c, stream); }, true});
             variants.push_back({"s4 r1 u4 b3", [&](const GemvLaunch& c) { launch_stream<Dot, 4, 1, 4, 3>(c, stream); }, true});
+            // Session 19: with fewer instructions (IQ4's sign split) a lane may need fewer registers:
+            // 4 blocks per SM (64 registers) and 2 rows per activation load (its permutes shared).
+            variants.push_back({"s4 r1 u4 b4", [&](const GemvLaunch& c) { launch_stream<Dot, 4, 1, 4, 4>(c, stream); }, true});
+            variants.push_back({"s4 r2 u2 b4", [&](const GemvLaunch& c) { launch_stream<Dot, 4, 2, 2, 4>(c, stream); }, true});
         }
         for (auto& v : variants) {
             GemvLaunch c{};
