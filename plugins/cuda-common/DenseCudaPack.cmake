@@ -24,7 +24,7 @@ function(dense_add_cuda_pack name)
   # The .cpp files talk to the CUDA runtime API (device memory, streams); its headers are not ours,
   # so they come in as SYSTEM and stay outside our warning flags.
   target_include_directories(${t} SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
-  target_link_libraries(${t} PRIVATE dense_quant_tables)
+  target_link_libraries(${t} PRIVATE dense_quant_tables dense_pack_common)
   target_compile_definitions(${t} PRIVATE
     DENSE_CUDA_TARGET_CC=${ARG_TARGET_CC}
     DENSE_CUDA_PACK_NAME="${name}"

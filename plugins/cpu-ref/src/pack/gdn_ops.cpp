@@ -10,26 +10,6 @@
 #include <cmath>
 
 namespace dense::cpuref::pack {
-namespace {
-
-// Every destination in `dsts` is disjoint from every source and from the other destinations,
-// except the pair (alias_dst, alias_src) that may also be the very same view.
-std::string check_outputs_apart(const dense_op_call& c, const char* const* src_roles, const char* const* dst_roles,
-                                int alias_dst = -1, int alias_src = -1) {
-    for (uint32_t i = 0; i < c.n_dst; ++i) {
-        for (uint32_t j = 0; j < c.n_src; ++j) {
-            const bool may_alias = static_cast<int>(i) == alias_dst && static_cast<int>(j) == alias_src;
-            std::string e = may_alias ? check_alias_or_disjoint(c.dst[i], dst_roles[i], c.src[j], src_roles[j])
-                                      : check_disjoint(c.dst[i], dst_roles[i], c.src[j], src_roles[j]);
-            if (!e.empty()) return e;
-        }
-        for (uint32_t j = 0; j < i; ++j)
-            if (std::string e = check_disjoint(c.dst[i], dst_roles[i], c.dst[j], dst_roles[j]); !e.empty()) return e;
-    }
-    return {};
-}
-
-}  // namespace
 
 std::string handle_conv1d_causal(const OpContext&, const dense_op_call& c, Phase phase) {
     dense_conv_params p{};
