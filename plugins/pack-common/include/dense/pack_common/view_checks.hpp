@@ -1,5 +1,6 @@
-// Checks of the plain element views (F32, F16, I32) an activation op receives, shared by the in-tree
-// packs so that every pack accepts and refuses the same calls (the planner has one contract). Each
+// Checks of the tensor views an op receives (block-format weights, plain F32 / F16 / I32 activation
+// views, KV caches, token slices, overlaps), shared by the in-tree packs so that every pack accepts
+// and refuses the same calls (the planner has one contract). Each
 // check returns "" when the view is acceptable, otherwise one line naming the view role and the
 // offending field (it becomes the host log line of a DENSE_E_INVALID_ARGUMENT). Only metadata is
 // inspected; data pointers are never dereferenced. A pack that links this library describes itself
