@@ -44,7 +44,7 @@ std::string handle_rope(Invocation& inv) {
         [&] { return check_token_slices(c.dst[0], "dst", DENSE_TYPE_F32, head_dim, heads, tokens, Rows::Strided); },
         [&] { return check_alias_or_disjoint(c.dst[0], "dst", c.src[0], "src0 (x)"); },
         [&] { return check_disjoint(c.dst[0], "dst", c.src[1], "src1 (position)"); },
-        [&] { return read_params(c, "dense_rope_params", DENSE_CUDA_FIELD_END(dense_rope_params, freq_scale), &p); },
+        [&] { return read_params(c, "dense_rope_params", DENSE_PACK_FIELD_END(dense_rope_params, freq_scale), &p); },
         [&] { return check_rope_params(p, head_dim); });
     if (!err.empty() || inv.phase != Phase::Run) return err;
     RopeArgs a;
@@ -152,7 +152,7 @@ std::string handle_attn_decode(Invocation& inv) {
         },
         [&] { return check_token_slices(c.dst[0], "dst", DENSE_TYPE_F32, d, hq, tokens, Rows::Contiguous); },
         [&] { return check_outputs_apart(c, src_roles, dst_roles); },
-        [&] { return read_params(c, "dense_attn_params", DENSE_CUDA_FIELD_END(dense_attn_params, scale), &p); },
+        [&] { return read_params(c, "dense_attn_params", DENSE_PACK_FIELD_END(dense_attn_params, scale), &p); },
         [&]() -> std::string {
             if (!std::isfinite(p.scale)) return "params scale is not finite";
             return {};

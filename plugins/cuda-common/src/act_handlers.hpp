@@ -64,23 +64,7 @@ std::string check_counts(const dense_op_call& c, uint32_t n_src, uint32_t n_dst)
 
 using cuda::first_error;  // call_envelope.hpp
 
-// The call's params as a P: "" with *out filled, or why not (NULL, another ABI major, or a struct_size
-// that ends before byte `needed`, the end of the last field this pack reads).
-template <class P>
-std::string read_params(const dense_op_call& c, const char* name, std::size_t needed, P* out) {
-    const auto* p = static_cast<const P*>(c.params);
-    if (p == nullptr) return std::string("params (") + name + ") is NULL";
-    if (p->hdr.abi_major != DENSE_ABI_MAJOR)
-        return std::string("params (") + name + ") has ABI major " + std::to_string(p->hdr.abi_major);
-    if (!dense::sdk::has_bytes(p, needed))
-        return "params struct_size " + std::to_string(p->hdr.struct_size) + " is too small for " + name + " (needs " +
-               std::to_string(needed) + ")";
-    *out = dense::sdk::read_struct(p);
-    return {};
-}
-
-// The byte just past member M of struct P (the size a params struct must at least declare).
-#define DENSE_CUDA_FIELD_END(P, M) (offsetof(P, M) + sizeof(P::M))
+using pack_common::read_params;  // dense/pack_common/call_checks.hpp (with DENSE_PACK_FIELD_END)
 
 // Run phase: makes the call's device current, then calls f(stream) (which enqueues the kernels and
 // returns cudaGetLastError()); failures are logged once and left in inv.launched.

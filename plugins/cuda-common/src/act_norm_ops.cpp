@@ -12,7 +12,7 @@ namespace dense::cuda::act {
 namespace {
 
 std::string read_norm_params(const dense_op_call& c, dense_norm_params* p) {
-    if (std::string e = read_params(c, "dense_norm_params", DENSE_CUDA_FIELD_END(dense_norm_params, eps), p);
+    if (std::string e = read_params(c, "dense_norm_params", DENSE_PACK_FIELD_END(dense_norm_params, eps), p);
         !e.empty())
         return e;
     if (!std::isfinite(p->eps) || p->eps < 0.0f) return "params eps = " + std::to_string(p->eps) + " is not >= 0";

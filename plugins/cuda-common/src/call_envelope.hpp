@@ -4,6 +4,7 @@
 #pragma once
 
 #include <dense/abi/dense_abi.h>
+#include <dense/pack_common/call_checks.hpp>
 
 #include <cstdint>
 #include <string>
@@ -25,15 +26,7 @@ inline Verdict invalid(std::string message) {
 // ABI major, too short to hold `stream`, or routed to an impl of another kind than `kind`.
 Verdict read_call(const dense_op_call* raw, dense_op_kind kind, dense_op_call& out);
 
-// Exactly n_src sources and n_dst destinations, with non-NULL arrays where any are expected.
-std::string check_counts(const dense_op_call& c, uint32_t n_src, uint32_t n_dst);
-
-// Runs the checks in order and keeps the first failure.
-template <class... Checks>
-std::string first_error(Checks&&... checks) {
-    std::string err;
-    ((err.empty() ? void(err = checks()) : void()), ...);
-    return err;
-}
+using pack_common::check_counts;  // dense/pack_common/call_checks.hpp
+using pack_common::first_error;
 
 }  // namespace dense::cuda

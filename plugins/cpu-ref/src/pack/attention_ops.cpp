@@ -45,7 +45,7 @@ std::string handle_rope(const OpContext&, const dense_op_call& c, Phase phase) {
         [&] { return check_alias_or_disjoint(c.dst[0], "dst", c.src[0], "src0 (x)"); },
         [&] { return check_disjoint(c.dst[0], "dst", c.src[1], "src1 (position)"); },
         [&] {
-            return read_params(c, "dense_rope_params", DENSE_CPUREF_FIELD_END(dense_rope_params, freq_scale), &p);
+            return read_params(c, "dense_rope_params", DENSE_PACK_FIELD_END(dense_rope_params, freq_scale), &p);
         },
         [&] { return check_rope_params(p, head_dim); },
         [&]() -> std::string {
@@ -158,7 +158,7 @@ std::string handle_attn_decode(const OpContext&, const dense_op_call& c, Phase p
                 if (std::string e = check_disjoint(c.dst[0], "dst", c.src[j], src_roles[j]); !e.empty()) return e;
             return {};
         },
-        [&] { return read_params(c, "dense_attn_params", DENSE_CPUREF_FIELD_END(dense_attn_params, scale), &p); },
+        [&] { return read_params(c, "dense_attn_params", DENSE_PACK_FIELD_END(dense_attn_params, scale), &p); },
         [&]() -> std::string {
             if (!std::isfinite(p.scale)) return "params scale is not finite";
             return {};

@@ -58,7 +58,7 @@ std::string handle_gemv_q(const OpContext& ctx, const dense_op_call& c, Phase ph
         [&] { return check_disjoint(c.dst[0], "dst", c.src[1], "src1 (activation)"); },
         [&]() -> std::string {
             if (c.params == nullptr) return {};
-            return read_params(c, "dense_gemv_params", DENSE_CPUREF_FIELD_END(dense_gemv_params, accumulate),
+            return read_params(c, "dense_gemv_params", DENSE_PACK_FIELD_END(dense_gemv_params, accumulate),
                                &params);
         });
     if (!err.empty() || phase == Phase::Check) return err;
@@ -100,7 +100,7 @@ std::string handle_embed_row(const OpContext& ctx, const dense_op_call& c, Phase
             if (row_input) return {};  // the row is data, known only when the call runs
             dense_embed_row_params p{};
             if (std::string e = read_params(c, "dense_embed_row_params",
-                                            DENSE_CPUREF_FIELD_END(dense_embed_row_params, row), &p);
+                                            DENSE_PACK_FIELD_END(dense_embed_row_params, row), &p);
                 !e.empty())
                 return e;
             row = p.row;

@@ -50,7 +50,7 @@ std::string handle_gemm_q(const OpContext& ctx, const dense_op_call& c, Phase ph
         [&] { return check_disjoint(c.dst[0], "dst", c.src[1], "src1 (activations)"); },
         [&]() -> std::string {
             if (c.params == nullptr) return {};
-            return read_params(c, "dense_gemv_params", DENSE_CPUREF_FIELD_END(dense_gemv_params, accumulate),
+            return read_params(c, "dense_gemv_params", DENSE_PACK_FIELD_END(dense_gemv_params, accumulate),
                                &params);
         });
     if (!err.empty() || phase == Phase::Check) return err;

@@ -6,6 +6,8 @@
 #include "pack/op_context.hpp"
 #include "pack/view_checks.hpp"
 
+#include <dense/pack_common/call_checks.hpp>
+
 #include <cstddef>
 #include <string>
 
@@ -55,31 +57,9 @@ std::string handle_check_finite(const OpContext&, const dense_op_call&, Phase);
 void run_gemv(const OpContext& ctx, const void* weight, int64_t in, int64_t out, const void* act, float* y,
               bool accumulate);
 
-// Exactly n_src sources and n_dst destinations, with non-NULL arrays.
-std::string check_counts(const dense_op_call& c, uint32_t n_src, uint32_t n_dst);
-
-// Runs the checks in order and keeps the first failure.
-template <class... Checks>
-std::string first_error(Checks&&... checks) {
-    std::string err;
-    ((err.empty() ? void(err = checks()) : void()), ...);
-    return err;
-}
-
-// The call's params as a P: "" with *out filled, or why not (NULL, another ABI major, or a
-// struct_size that ends before byte `needed`, the end of the last field this pack reads).
-template <class P>
-std::string read_params(const dense_op_call& c, const char* name, std::size_t needed, P* out) {
-    const auto* p = static_cast<const P*>(c.params);
-    if (p == nullptr) return std::string("params (") + name + ") is NULL";
-    if (p->hdr.abi_major != DENSE_ABI_MAJOR)
-        return std::string("params (") + name + ") has ABI major " + std::to_string(p->hdr.abi_major);
-    if (!dense::sdk::has_bytes(p, needed))
-        return "params struct_size " + std::to_string(p->hdr.struct_size) + " is too small for " + name + " (needs " +
-               std::to_string(needed) + ")";
-    *out = dense::sdk::read_struct(p);
-    return {};
-}
+using pack_common::check_counts;  // dense/pack_common/call_checks.hpp
+using pack_common::first_error;
+using pack_common::read_params;
 
 // The data of a validated F32 view.
 inline const float* f32_in(const dense_tensor_view& v) noexcept {
@@ -88,8 +68,5 @@ inline const float* f32_in(const dense_tensor_view& v) noexcept {
 inline float* f32_out(const dense_tensor_view& v) noexcept {
     return static_cast<float*>(v.data);
 }
-
-// The byte just past member M of struct P (the size a params struct must at least declare).
-#define DENSE_CPUREF_FIELD_END(P, M) (offsetof(P, M) + sizeof(P::M))
 
 }  // namespace dense::cpuref::pack

@@ -10,13 +10,6 @@
 
 namespace dense::cpuref::pack {
 
-std::string check_counts(const dense_op_call& c, uint32_t n_src, uint32_t n_dst) {
-    if (c.n_src != n_src || c.n_dst != n_dst)
-        return "expected " + std::to_string(n_src) + " source(s) and " + std::to_string(n_dst) +
-               " destination(s), got " + std::to_string(c.n_src) + " and " + std::to_string(c.n_dst);
-    if ((n_src > 0 && c.src == nullptr) || (n_dst > 0 && c.dst == nullptr)) return "src or dst array is NULL";
-    return {};
-}
 
 OpHandler handler_for(dense_op_kind kind) noexcept {
     switch (kind) {
