@@ -16,10 +16,7 @@
 
 namespace dense::cpuref::pack {
 
-// pack-common's check_contiguous (dense/pack_common/view_checks.hpp) for one of cpu-ref's formats.
-inline std::string check_contiguous(const dense_tensor_view& v, const char* role, const FormatKernels& fmt) {
-    return pack_common::check_contiguous(v, role, {fmt.type, fmt.name, fmt.block_elements, fmt.block_bytes});
-}
+using pack_common::check_contiguous;  // dense/pack_common/view_checks.hpp
 using pack_common::check_shape;
 using pack_common::element_count;
 

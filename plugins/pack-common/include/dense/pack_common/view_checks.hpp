@@ -46,6 +46,13 @@ struct BlockFormat {
 // irrelevant), with its byte size representable.
 std::string check_contiguous(const dense_tensor_view& v, const char* role, const BlockFormat& fmt);
 
+// The same for an entry of a pack's own format table (any struct with type, name, block_elements
+// and block_bytes: cpu-ref's FormatKernels, the CUDA packs' CudaFormat).
+template <class Format>
+std::string check_contiguous(const dense_tensor_view& v, const char* role, const Format& fmt) {
+    return check_contiguous(v, role, BlockFormat{fmt.type, fmt.name, fmt.block_elements, fmt.block_bytes});
+}
+
 // `v.ne` equals `ne` exactly.
 std::string check_shape(const dense_tensor_view& v, const char* role, const std::array<int64_t, 4>& ne);
 
