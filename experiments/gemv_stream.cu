@@ -64,7 +64,11 @@ struct StreamArgs {
 // SL: steps a row group covers per iteration (4 lanes each); 8 / SL row groups per warp; R rows per
 // row group share each lane's activation unit. UNR: iterations unrolled (their loads in flight
 // together). MINB: resident blocks per SM asked of the register allocator.
-template <class Dot, int SL, int R, int UNR, int MINB>
+//
+// PF (session 20): at the start of each task, ask L2 for the lane's unit of the first PF steps of
+// the warp's NEXT task, so that task's first loads hit L2 instead of DRAM (a task here is 5 steps
+// per lane at K = 5120: two DRAM latencies per task, with nothing in flight during the shuffles).
+template <class Dot, int SL, int R, int UNR, int MINB, int PF = 0>
 __global__ void __launch_bounds__(256, MINB) gemv_stream_kernel(const __grid_constant__ StreamArgs p) {
     static_assert(SL == 4 || SL == 8, "a row group is 16 or 32 lanes");
     constexpr int kGroups = 8 / SL;
@@ -85,6 +89,22 @@ __global__ void __launch_bounds__(256, MINB) gemv_stream_kernel(const __grid_con
     const int64_t nw = static_cast<int64_t>(gridDim.x) * 8;
     for (int64_t t = static_cast<int64_t>(blockIdx.x) * 8 + warp; t < p.row_tiles; t += nw) {
         const int64_t row0 = t * kRowsPerWarpHere + grp * R;
+        if constexpr (PF > 0) {
+            if (t + nw < p.row_tiles) {
+                const int64_t next0 = (t + nw) * kRowsPerWarpHere + grp * R;
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    const uint8_t* nb = p.w + min(next0 + r, p.rows - 1) * p.row_bytes;
+#pragma unroll
+                    for (int j = 0; j < PF; ++j) {
+                        const int st = sl + j * SL;
+                        if (st < p.steps)
+                            for (int off = 32 * u; off < Dot::kStepBytes; off += 128)
+                                asm volatile("prefetch.global.L2 [%0];" ::"l"(nb + static_cast<int64_t>(st) * Dot::kStepBytes + off));
+                    }
+                }
+            }
+        }
         const uint8_t* base[R];
 #pragma unroll
         for (int r = 0; r < R; ++r) base[r] = p.w + min(row0 + r, p.rows - 1) * p.row_bytes;
@@ -116,7 +136,7 @@ __global__ void __launch_bounds__(256, MINB) gemv_stream_kernel(const __grid_con
     }
 }
 
-template <class Dot, int SL, int R, int UNR, int MINB>
+template <class Dot, int SL, int R, int UNR, int MINB, int PF = 0>
 void launch_stream(const GemvLaunch& c, cudaStream_t stream) {
     constexpr int kRowsPerWarpHere = (8 / SL) * R;
     StreamArgs p{};
@@ -131,13 +151,13 @@ void launch_stream(const GemvLaunch& c, cudaStream_t stream) {
     p.act.s = reinterpret_cast<const float*>(base + c.in + c.in / 8);
     p.dst = c.dst;
     static int occ = 0;
-    if (occ == 0) CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, gemv_stream_kernel<Dot, SL, R, UNR, MINB>, 256, 0));
+    if (occ == 0) CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, gemv_stream_kernel<Dot, SL, R, UNR, MINB, PF>, 256, 0));
     const int64_t max_blocks = static_cast<int64_t>(sm_count()) * occ;
     const int64_t need = (p.row_tiles + 7) / 8;
     // Balanced: every block the same number of warp tiles (give or take one round).
     const int64_t per_block = (need + max_blocks - 1) / max_blocks;
     const int64_t blocks = (need + per_block - 1) / per_block;
-    CK(launch_chained(gemv_stream_kernel<Dot, SL, R, UNR, MINB>, static_cast<unsigned>(blocks), 256, 0, stream, p));
+    CK(launch_chained(gemv_stream_kernel<Dot, SL, R, UNR, MINB, PF>, static_cast<unsigned>(blocks), 256, 0, stream, p));
 }
 
 // The same idea with the pack's summation order, so bit for bit the pack's GEMV (and hence its
@@ -405,6 +425,12 @@ void run_format(const Fmt& f, const std::vector<std::pair<int64_t, int64_t>>& sh
             // 4 blocks per SM (64 registers) and 2 rows per activation load (its permutes shared).
             variants.push_back({"s4 r1 u4 b4", [&](const GemvLaunch& c) { launch_stream<Dot, 4, 1, 4, 4>(c, stream); }, true});
             variants.push_back({"s4 r2 u2 b4", [&](const GemvLaunch& c) { launch_stream<Dot, 4, 2, 2, 4>(c, stream); }, true});
+            // Session 20: the next task's first steps asked of L2 at the start of each task.
+            variants.push_back({"s4 r1 u4 b3 pf2", [&](const GemvLaunch& c) { launch_stream<Dot, 4, 1, 4, 3, 2>(c, stream); }, true});
+            variants.push_back({"s4 r1 u4 b3 pf4", [&](const GemvLaunch& c) { launch_stream<Dot, 4, 1, 4, 3, 4>(c, stream); }, true});
+            variants.push_back({"s4 r2 u2 b3 pf2", [&](const GemvLaunch& c) { launch_stream<Dot, 4, 2, 2, 3, 2>(c, stream); }, true});
+            variants.push_back({"s4 r2 u2 b3 pf4", [&](const GemvLaunch& c) { launch_stream<Dot, 4, 2, 2, 3, 4>(c, stream); }, true});
+            variants.push_back({"s4 r1 u8 b2", [&](const GemvLaunch& c) { launch_stream<Dot, 4, 1, 8, 2>(c, stream); }, true});
         }
         for (auto& v : variants) {
             GemvLaunch c{};

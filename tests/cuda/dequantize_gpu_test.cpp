@@ -73,9 +73,31 @@ TEST_P(CudaDequantize, RealisticScalesAndMisalignedBuffersAreBitExact) {
     std::mt19937_64 rng(0xA11C0000u + f.type);
     const int64_t row_len = 6144, rows = 2;
     const auto blocks = quant::random_blocks(f, row_len * rows / f.block_elements, rng, quant::ScaleRange::Moderate);
-    // Blocks at an odd address, output not 16-byte aligned (the kernel falls back to scalar stores).
-    check(gpu, blocks, row_len, rows, 1, 4, std::string(f.name) + " misaligned by 1 / 4 bytes");
+    // Blocks at an odd address (F32 at its element alignment: every pack reads F32 as float and
+    // refuses a pointer that is not 4-byte aligned, which a GGUF never produces since its tensor
+    // offsets are multiples of general.alignment, a multiple of 8); the output not 16-byte aligned
+    // (the kernel falls back to scalar stores).
+    const uint64_t src_offset = f.type == DENSE_TYPE_F32 ? 4 : 1;
+    check(gpu, blocks, row_len, rows, src_offset, 4,
+          std::string(f.name) + " misaligned by " + std::to_string(src_offset) + " / 4 bytes");
     check(gpu, blocks, row_len, rows, 0, 0, std::string(f.name) + " aligned");
+}
+
+TEST(CudaDequantizeF32, OddSourceAddressIsRefusedByName) {
+    DENSE_REQUIRE_GPU(gpu);
+    const int64_t n = 256;
+    DeviceBuffer src = gpu.alloc(1 + n * 4);
+    DeviceBuffer dst = gpu.alloc(n * 4);
+    ASSERT_NE(src.get(), nullptr);
+    ASSERT_NE(dst.get(), nullptr);
+    const auto sv = cuda_view(src.at(1), DENSE_TYPE_F32, 1, 4, {n});
+    const auto dv = cuda_view(dst.get(), DENSE_TYPE_F32, 1, 4, {n});
+    const auto call = make_call(DENSE_OP_DEQUANTIZE, &sv, &dv, nullptr, gpu.stream());
+    gpu.host().clear_logs();
+    EXPECT_NE(gpu.run(DENSE_TYPE_F32, call), DENSE_OK);
+    EXPECT_NE(gpu.host().log_text().find("f32 data pointer is not aligned to 4 bytes"), std::string::npos)
+        << gpu.host().log_text();
+    gpu.host().clear_logs();  // the session is shared: later tests expect no log lines of their own
 }
 
 TEST_P(CudaDequantize, TensorLargerThanOneGridIsCoveredCompletely) {
