@@ -431,6 +431,13 @@ void run_format(const Fmt& f, const std::vector<std::pair<int64_t, int64_t>>& sh
             variants.push_back({"s4 r2 u2 b3 pf2", [&](const GemvLaunch& c) { launch_stream<Dot, 4, 2, 2, 3, 2>(c, stream); }, true});
             variants.push_back({"s4 r2 u2 b3 pf4", [&](const GemvLaunch& c) { launch_stream<Dot, 4, 2, 2, 3, 4>(c, stream); }, true});
             variants.push_back({"s4 r1 u8 b2", [&](const GemvLaunch& c) { launch_stream<Dot, 4, 1, 8, 2>(c, stream); }, true});
+            // 8 strided slices over a warp's 32 lanes (one row group per warp): twice the warp tasks of
+            // s4 for the same rows, for the long-K shapes (ffn_down, K = 17408) that fill only ~40 % of
+            // the resident warps with s4's tasks.
+            variants.push_back({"s8 r1 u4 b3", [&](const GemvLaunch& c) { launch_stream<Dot, 8, 1, 4, 3>(c, stream); }, true});
+            variants.push_back({"s8 r2 u2 b3", [&](const GemvLaunch& c) { launch_stream<Dot, 8, 2, 2, 3>(c, stream); }, true});
+            variants.push_back({"s8 r1 u2 b3", [&](const GemvLaunch& c) { launch_stream<Dot, 8, 1, 2, 3>(c, stream); }, true});
+            variants.push_back({"s8 r2 u4 b2", [&](const GemvLaunch& c) { launch_stream<Dot, 8, 2, 4, 2>(c, stream); }, true});
         }
         for (auto& v : variants) {
             GemvLaunch c{};

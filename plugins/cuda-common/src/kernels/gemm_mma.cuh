@@ -16,8 +16,8 @@
 //   - the slice's value is (acc_0 + acc_1) + (acc_2 + acc_3) (the GEMV's xor-shuffle tree);
 //   - the ks slices (sum_order, the GEMV's K split of this matrix: steps [steps kw / ks, steps (kw+1) /
 //     ks)) are added in slice order, starting from slice 0; with accumulate, dst + sum last. A
-//     streamed matrix (gemv_kernel.cuh) has 4 strided slices (steps kw, kw + 4, ...) combined as
-//     (S0+S1)+(S2+S3).
+//     streamed matrix (gemv_kernel.cuh) has 8 strided slices (steps kw, kw + 8, ...) combined as
+//     ((S0+S1)+(S2+S3))+((S4+S5)+(S6+S7)).
 // A thread keeps its four unit chains for each of its (row, column) outputs, hence the column tile.
 //
 // Tiles (why these shapes):

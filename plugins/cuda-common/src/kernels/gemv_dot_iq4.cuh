@@ -91,10 +91,6 @@ struct IQ4_XSDot {
     // The unit reads only its own step, in 8/16-byte aligned fields: the GEMV may read it from
     // global memory directly (gemv_kernel.cuh, gemv_direct_kernel).
     static constexpr bool kDirectLoads = true;
-    // The streamed layout's shape (gemv_kernel.cuh; H200, session 18: 1 row, 4 steps in flight:
-    // 8.2-21.8 us against 10.2-28.2 direct at the 27B shapes).
-    static constexpr int kStreamRows = 1;
-    static constexpr int kStreamUnroll = 4;
 
     template <int A>
     DENSE_DECODE_FN static void unit(const uint8_t* step, int u, const ActUnit& a, const IqTables& t, float (&term)[2]) {

@@ -52,10 +52,6 @@ struct Q4_KDot {
     // The unit reads only its own step, in 8/16-byte aligned fields: the GEMV may read it from
     // global memory directly (gemv_kernel.cuh, gemv_direct_kernel).
     static constexpr bool kDirectLoads = true;
-    // The streamed layout's shape (gemv_kernel.cuh; H200, session 18: 2 rows per activation load,
-    // 2 steps in flight: 7.2-19.1 us against 7.8-21.6 direct at the 27B shapes).
-    static constexpr int kStreamRows = 2;
-    static constexpr int kStreamUnroll = 2;
 
     template <int A>
     DENSE_DECODE_FN static void unit(const uint8_t* step, int u, const ActUnit& a, const IqTables&, float (&term)[2]) {

@@ -19,15 +19,6 @@ struct Q5_KDot {
     // The unit reads only its own step, in 8/16-byte aligned fields: the GEMV may read it from
     // global memory directly (gemv_kernel.cuh, gemv_direct_kernel).
     static constexpr bool kDirectLoads = true;
-    // The streamed layout's shapes (gemv_kernel.cuh; H200, session 18, `bench --gemv-only`, us, the
-    // direct kernel in brackets). 1 row, 4 steps in flight: ffn 22.7 / 25.0 (22.8 / 25.8), 12288 and
-    // 10240 x 5120: 16.2 / 15.5 (15.8 / 14.6), 5120 x 6144: 10.0 (10.7). 2 rows, 2 steps: 14.9 / 13.5
-    // on 12288 / 10240 x 5120, but 23.2 / 28.3 on the ffn shapes and 11.5 on 5120 x 6144. So the
-    // wide shape (2 x 2) for launches of >= 8192 rows and K <= 5120 below 16384 rows, else 1 x 4.
-    static constexpr int kStreamRows = 1;
-    static constexpr int kStreamUnroll = 4;
-    static constexpr int kStreamWideRows = 2;
-    static constexpr int kStreamWideUnroll = 2;
 
     template <int A>
     DENSE_DECODE_FN static void unit(const uint8_t* step, int u, const ActUnit& a, const IqTables&, float (&term)[2]) {

@@ -29,9 +29,10 @@
 //   combined by a fixed xor-shuffle tree ((u0+u1)+(u2+u3)), the ks slices in slice order; with
 //   accumulate the sum is added to dst last (one rounding).
 //   Streamed matrices (see "streamed matrices" below: Q4_K / Q5_K / IQ4_XS on >= 4096 rows, where
-//   the arch enables it) differ in two places: ks = 4 STRIDED slices (slice j takes steps j, j + 4,
-//   j + 8, ... in that order) and the slices combined as a tree ((S0+S1)+(S2+S3)). sum_order() says
-//   which order a matrix gets; the GEMMs (gemm_launch.cuh, gemm_mma.cuh) take it from there too.
+//   the arch enables it) differ in two places: ks = 8 STRIDED slices (slice j takes steps j, j + 8,
+//   j + 16, ... in that order) and the slices combined as a tree
+//   (((S0+S1)+(S2+S3))+((S4+S5)+(S6+S7))). sum_order() says which order a matrix gets; the GEMMs
+//   (gemm_launch.cuh, gemm_mma.cuh) take it from there too.
 //
 // Columns (GEMM_Q, gemm_launch.cuh): with C > 1 the kernel multiplies one matrix by up to C
 // activations per pass. A warp's step crosses DRAM once for its C columns (staged once in shared
@@ -132,7 +133,7 @@ struct GemvKernelArgs {
     int act_blocks;        // in / 32
     int last_step_bytes;   // weight bytes of the last step (less than a step when in % 256 != 0)
     int ks;                // warps per row tile along K
-    int strided;           // 1: the slices are strided and tree-combined (streamed matrices, ks 4)
+    int strided;           // 1: the slices are strided and tree-combined (streamed matrices, ks 8)
     int64_t n_block_tiles; // sum over the matrices of ceil(ceil(rows / 8) / (8 / ks))
     ActView act;
     int accumulate;
@@ -205,11 +206,28 @@ __device__ __forceinline__ SliceSteps slice_steps(int steps, int ks, int kw, int
             static_cast<int>(static_cast<int64_t>(steps) * (kw + 1) / ks), 1};
 }
 
+// The K split of a streamed matrix (gemv_stream_kernel below): 8 strided slices, one per 4 lanes of
+// a warp.
+inline constexpr int kStreamSlices = 8;
+
+// part(first) .. part(first + N - 1) added as a pairwise tree: (p0+p1)+(p2+p3), and so on up. For
+// N = kStreamSlices that is a streamed GEMV's xor-shuffle tree.
+template <int N, class Part>
+__device__ __forceinline__ float tree_sum(Part&& part, int first = 0) {
+    static_assert(N >= 1 && (N & (N - 1)) == 0, "a pairwise tree over a power of two");
+    if constexpr (N == 1) {
+        return part(first);
+    } else {
+        return add(tree_sum<N / 2>(part, first), tree_sum<N / 2>(part, first + N / 2));
+    }
+}
+
 // One output's value from its ks slice partials part(0) .. part(ks - 1): added in slice order from
-// slice 0; for a streamed matrix (ks 4) as (S0+S1)+(S2+S3), the xor tree of its GEMV.
+// slice 0; for a streamed matrix (ks = kStreamSlices) as ((S0+S1)+(S2+S3))+((S4+S5)+(S6+S7)), the
+// xor tree of its GEMV.
 template <class Part>
 __device__ __forceinline__ float add_slices(int ks, int strided, Part&& part) {
-    if (strided) return add(add(part(0), part(1)), add(part(2), part(3)));
+    if (strided) return tree_sum<kStreamSlices>(part);
     float sum = part(0);
     for (int j = 1; j < ks; ++j) sum = add(sum, part(j));
     return sum;
@@ -843,14 +861,22 @@ cudaError_t launch_balanced(const GemvKernelArgs& args, cudaStream_t stream) {
 // ---- streamed matrices ------------------------------------------------------------------------------
 // The GEMV of Q4_K / Q5_K / IQ4_XS matrices of >= 4096 rows (16-byte aligned, whole steps) where the
 // arch enables it (tuning::kGemvStreamLayout): no K split across warps and no block barrier. A warp
-// holds 2 row groups of 16 lanes; lane (j, u) of a group takes unit u of steps j, j + 4, j + 8, ...
-// of the group's R rows (R = Dot::kStreamRows, the lane's activation unit serves them all), so one
-// load instruction of a group reads 4 consecutive steps of a row, Dot::kStreamUnroll steps are in
-// flight per lane, and the 16 lanes of a row meet by xor shuffles: (u0+u1)+(u2+u3) per slice, then
-// (S0+S1)+(S2+S3) (IEEE addition is commutative, so every lane ends with the same bits). Measured
-// against the direct kernel alone on the H200 at the 27B shapes (experiments/gemv_stream.cu,
-// docs/perf-notes.md session 18): IQ4_XS -15..-23 % time, Q4_K -7..-22 %, Q5_K mixed (its shapes:
-// gemv_dot_q5_k.cuh). In the 27B step: decode +5.6 % (103.67 against 98.20 tok/s, same run).
+// is one row group: lane (j, u) takes unit u of steps j, j + 8, j + 16, ... of the task's
+// kStreamRows rows (the lane's activation unit serves them all), so one load instruction of the warp
+// reads 8 consecutive steps of a row, kStreamUnroll steps are in flight per lane, and the 32 lanes
+// of a row meet by xor shuffles: (u0+u1)+(u2+u3) per slice, then ((S0+S1)+(S2+S3))+((S4+S5)+(S6+S7))
+// (IEEE addition is commutative, so every lane ends with the same bits).
+// Why 8 slices x 2 rows x 2 steps (experiments/gemv_stream.cu, docs/perf-notes.md sessions 18 and
+// 20, H200, µs): session 18's 4 slices (2 row groups of 16 lanes per warp) left the K = 17408 shape
+// (ffn_down) with tasks for only ~40 % of the resident warps and a warp load covering 4 steps; 8
+// slices double the tasks and the bytes per load instruction. Against 4 slices, same run: IQ4_XS
+// 17408 x 5120 19.20 -> 16.88, 5120 x 17408 20.73 -> 16.84; Q4_K 16.75 -> 14.51 and 19.31 -> 14.80
+// (85-87 % of the read ceiling); Q5_K 22.11 -> 18.96, 24.44 -> 19.80, 6144 x 5120 9.14 -> 7.50; only
+// 10240 x 5120 is 3-9 % slower than 4 slices at 2 x 2. 2 rows per activation load with 2 steps in
+// flight was the best shape of 8 slices for every format and shape measured. In the 27B step, same
+// run: decode 115.00 tok/s against 105.64 with DENSE_CUDA_GEMV_STREAM=0 (4 slices: ~+3 %). The cost
+// is on the prompt side: the GEMMs follow the order with 8 warps per tile, 2-3 steps each at
+// K = 5120, and pp512 fell ~5 % (~1040 -> ~985); giving a warp two adjacent slices did not win it back.
 // It is a different summation order, so it is part of sum_order(): the GEMMs of those matrices take
 // the same strided slices and tree (gemv_direct_kernel with C > 1, gemm_mma.cuh).
 // DENSE_CUDA_GEMV_STREAM=0 keeps the old order and kernels (read once; for A/B measurements).
@@ -862,11 +888,13 @@ inline bool stream_layout_enabled() {
     return enabled;
 }
 
-inline constexpr int kStreamSlices = 4;                   // the K split of a streamed matrix
 inline constexpr int kStreamGroupLanes = 4 * kStreamSlices;  // lanes of one row group
 inline constexpr int kStreamGroupsPerWarp = 32 / kStreamGroupLanes;
+inline constexpr int kStreamRows = 2;    // rows of a row group: one activation load serves them
+inline constexpr int kStreamUnroll = 2;  // steps in flight per lane
 
-// Warp task t (tasks numbered matrix after matrix, each 2 R rows): its matrix and first row.
+// Warp task t (tasks numbered matrix after matrix, each kStreamGroupsPerWarp x R rows): its matrix and
+// first row.
 template <int M>
 __device__ __forceinline__ TileAt stream_task_at(const GemvKernelArgs& p, int64_t t, int task_rows) {
     const MatrixAt at = matrix_of<M>(p, t);
@@ -946,8 +974,8 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvStreamMinBlocksPerSm)
     }
 }
 
-// Warp tasks of 2 R rows per matrix (tile_end / n_block_tiles count tasks here), spread evenly over
-// as many blocks as can be resident.
+// Warp tasks of kStreamGroupsPerWarp x R rows per matrix (tile_end / n_block_tiles count tasks
+// here), spread evenly over as many blocks as can be resident.
 template <class Dot, int M, int R, int UNR>
 cudaError_t launch_stream_shape(GemvKernelArgs p, cudaStream_t stream) {
     constexpr int kTaskRows = kStreamGroupsPerWarp * R;
@@ -961,23 +989,9 @@ cudaError_t launch_stream_shape(GemvKernelArgs p, cudaStream_t stream) {
     return launch_balanced<gemv_stream_kernel<Dot, M, R, UNR>, 0>(p, stream, (tasks + kWarps - 1) / kWarps);
 }
 
-// A format may name a second shape (rows per activation load, steps in flight) for "wide" launches:
-// a matrix of 8192 .. 16383 rows at K <= 5120 (Q5_K, its gemv_dot file says why). The shape never
-// changes a bit (each row's chain and tree are the same), only the speed.
-template <class D, class = void>
-struct StreamWideShape : std::false_type {};
-template <class D>
-struct StreamWideShape<D, std::void_t<decltype(D::kStreamWideRows)>> : std::true_type {};
-
 template <class Dot, int M>
 cudaError_t launch_stream(const GemvKernelArgs& p, cudaStream_t stream) {
-    if constexpr (StreamWideShape<Dot>::value) {
-        int64_t widest = 0;
-        for (int m = 0; m < p.n_mats; ++m) widest = p.mats[m].rows > widest ? p.mats[m].rows : widest;
-        if (p.steps <= 20 && widest >= 8192 && widest < 16384)
-            return launch_stream_shape<Dot, M, Dot::kStreamWideRows, Dot::kStreamWideUnroll>(p, stream);
-    }
-    return launch_stream_shape<Dot, M, Dot::kStreamRows, Dot::kStreamUnroll>(p, stream);
+    return launch_stream_shape<Dot, M, kStreamRows, kStreamUnroll>(p, stream);
 }
 
 template <class Dot, int A, int M, int C = 1>
