@@ -39,10 +39,10 @@ inline constexpr int kGemvMaxSharedBytes = 48 * 1024;
 // instead of through the ring on matrices of >= 4096 rows: 10-25 % faster at the 27B shapes here.
 inline constexpr bool kGemvDirectLoads = true;
 // Those formats also take the streamed layout (gemv_kernel.cuh, "streamed matrices") on the same
-// matrices: 4 strided K slices over the lanes of a row group, no block barrier, compiled for
-// kGemvStreamMinBlocksPerSm blocks (80 registers): 7-23 % faster than the direct kernel alone at the
-// 27B shapes (docs/perf-notes.md, session 18). It sets the summation order of those matrices, so
-// their GEMMs follow it.
+// matrices: 8 strided K slices over a warp's lanes, 2 rows per task, no block barrier, compiled for
+// kGemvStreamMinBlocksPerSm blocks (80 registers): 11-42 % less time than the direct kernel alone at
+// the 27B FFN shapes (`bench --gemv-only`, docs/perf-notes.md sessions 18 and 20). It sets the
+// summation order of those matrices, so their GEMMs follow it.
 inline constexpr bool kGemvStreamLayout = true;
 inline constexpr int kGemvStreamMinBlocksPerSm = 3;
 // Quantized GEMM (GEMM_Q: T activations at once, kernels/gemm_launch.cuh): the GEMV kernel with up to
