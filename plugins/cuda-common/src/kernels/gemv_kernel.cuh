@@ -874,7 +874,8 @@ cudaError_t launch_balanced(const GemvKernelArgs& args, cudaStream_t stream) {
 // (85-87 % of the read ceiling); Q5_K 22.11 -> 18.96, 24.44 -> 19.80, 6144 x 5120 9.14 -> 7.50; only
 // 10240 x 5120 is 3-9 % slower than 4 slices at 2 x 2. 2 rows per activation load with 2 steps in
 // flight was the best shape of 8 slices for every format and shape measured. In the 27B step, same
-// run: decode 115.00 tok/s against 105.64 with DENSE_CUDA_GEMV_STREAM=0 (4 slices: ~+3 %). The cost
+// run: decode 115.00 tok/s against 105.64 with DENSE_CUDA_GEMV_STREAM=0 (the unstreamed order;
+// against session 18's 4 slices ~+3 %, measured on other allocations). The cost
 // is on the prompt side: the GEMMs follow the order with 8 warps per tile, 2-3 steps each at
 // K = 5120, and pp512 fell ~5 % (~1040 -> ~985); giving a warp two adjacent slices did not win it back.
 // It is a different summation order, so it is part of sum_order(): the GEMMs of those matrices take
@@ -974,11 +975,11 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvStreamMinBlocksPerSm)
     }
 }
 
-// Warp tasks of kStreamGroupsPerWarp x R rows per matrix (tile_end / n_block_tiles count tasks
-// here), spread evenly over as many blocks as can be resident.
-template <class Dot, int M, int R, int UNR>
-cudaError_t launch_stream_shape(GemvKernelArgs p, cudaStream_t stream) {
-    constexpr int kTaskRows = kStreamGroupsPerWarp * R;
+// Warp tasks of kStreamGroupsPerWarp x kStreamRows rows per matrix (tile_end / n_block_tiles count
+// tasks here), spread evenly over as many blocks as can be resident.
+template <class Dot, int M>
+cudaError_t launch_stream(GemvKernelArgs p, cudaStream_t stream) {
+    constexpr int kTaskRows = kStreamGroupsPerWarp * kStreamRows;
     int64_t tasks = 0;
     for (int m = 0; m < p.n_mats; ++m) {
         tasks += (p.mats[m].rows + kTaskRows - 1) / kTaskRows;
@@ -986,12 +987,8 @@ cudaError_t launch_stream_shape(GemvKernelArgs p, cudaStream_t stream) {
     }
     p.n_block_tiles = tasks;
     if (tasks == 0) return cudaSuccess;
-    return launch_balanced<gemv_stream_kernel<Dot, M, R, UNR>, 0>(p, stream, (tasks + kWarps - 1) / kWarps);
-}
-
-template <class Dot, int M>
-cudaError_t launch_stream(const GemvKernelArgs& p, cudaStream_t stream) {
-    return launch_stream_shape<Dot, M, kStreamRows, kStreamUnroll>(p, stream);
+    return launch_balanced<gemv_stream_kernel<Dot, M, kStreamRows, kStreamUnroll>, 0>(p, stream,
+                                                                                     (tasks + kWarps - 1) / kWarps);
 }
 
 template <class Dot, int A, int M, int C = 1>
