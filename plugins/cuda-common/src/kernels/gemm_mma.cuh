@@ -70,6 +70,7 @@ struct MmaArgs {
     int act_blocks;  // IN / 32
     int ks;
     int strided;  // the streamed order: slice kw is steps kw, kw + ks, ...; tree-combined
+    int slices_per_warp;  // 1, or 2 for a streamed matrix (adjacent slices 2w, 2w + 1: see the kernel)
     int n_cols;
     int n_groups;  // ceil(n_cols / kMmaCols)
     int64_t n_vtiles;  // ceil(rows / 16) * n_groups
@@ -157,20 +158,33 @@ __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(
     const int warp = static_cast<int>(threadIdx.x >> 5);
     const int lane = static_cast<int>(threadIdx.x & 31);
     const int g = lane >> 2, t = lane & 3;
-    const int ks = p.ks, kw = warp % ks, sub_tile = warp / ks;
-    const int64_t vt = static_cast<int64_t>(blockIdx.x) * (kMmaWarps / ks) + sub_tile;
+    // A tile's ks slices are taken by wk = ks / spw warps, spw adjacent slices each, walked as ONE
+    // step sequence (slice a's steps, then slice b's), so the activation staging and the prefetches
+    // run on across the switch; at the switch the warp's chains start afresh, and the two slices'
+    // values are added at the end: S(2w) + S(2w + 1), the first level of the GEMV's tree, so the
+    // order is the GEMV's. Why: a streamed matrix's 8 slices on 8 warps leave 2-3 steps per warp at
+    // K = 5120, and pp512 fell ~5 % (docs/perf-notes.md, session 20); two slices run separately (each
+    // restarting the pipeline) did not win it back.
+    const int ks = p.ks, spw = p.slices_per_warp, wk = ks / spw, kw = warp % wk, sub_tile = warp / wk;
+    const int64_t vt = static_cast<int64_t>(blockIdx.x) * (kMmaWarps / wk) + sub_tile;
     const bool active = vt < p.n_vtiles;  // warp-uniform
     const int64_t row0 = active ? vt / p.n_groups * kMmaRows : 0;
     const int col0 = active ? static_cast<int>(vt % p.n_groups) * kMmaCols : 0;
     const int ncols = min(kMmaCols, p.n_cols - col0);
-    const SliceSteps slice = slice_steps(p.steps, ks, kw, p.strided);  // the GEMV's order
-    const int s_begin = slice.begin, s_end = slice.end, s_inc = slice.inc;
+    // The GEMV's order: the warp's first slice, then (spw == 2) the next one.
+    const SliceSteps slice_a = slice_steps(p.steps, ks, kw * spw, p.strided);
+    const SliceSteps slice_b = spw == 2 ? slice_steps(p.steps, ks, kw * spw + 1, p.strided) : SliceSteps{0, 0, 1};
+    const auto count = [](const SliceSteps& sl) { return sl.end > sl.begin ? (sl.end - sl.begin + sl.inc - 1) / sl.inc : 0; };
+    const int n_a = count(slice_a), n_steps = n_a + count(slice_b);
+    const auto step_at = [&](int it) {
+        return it < n_a ? slice_a.begin + it * slice_a.inc : slice_b.begin + (it - n_a) * slice_b.inc;
+    };
     const uint8_t* const wa = p.w + min(row0 + g, p.rows - 1) * p.row_bytes;
     const uint8_t* const wb = p.w + min(row0 + g + 8, p.rows - 1) * p.row_bytes;
     // Weights are immutable: start this thread's rows' first steps before waiting for the kernel before.
     // (A short last step of a 32-element format is not prefetched: its step bytes may end the matrix.)
-    if (active && (!F::kPartialSteps || s_begin < p.steps - 1)) {
-        const uint8_t* pf = (t & 2 ? wb : wa) + static_cast<int64_t>(s_begin) * F::kStepBytes;
+    if (active && n_steps > 0 && (!F::kPartialSteps || step_at(0) < p.steps - 1)) {
+        const uint8_t* pf = (t & 2 ? wb : wa) + static_cast<int64_t>(step_at(0)) * F::kStepBytes;
         asm volatile("prefetch.global.L2 [%0];" ::"l"(pf + (t & 1) * (F::kStepBytes - 1)));
     }
     constexpr bool kDualA = MmaDualA<F>::value;
@@ -238,17 +252,35 @@ __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(
         }
     };
 
-    if (active) {
+    // The value of the chains so far, per output: the GEMV's shuffle tree (u0 + u1) + (u2 + u3).
+    const auto lane_tree = [&](float (&out)[kMmaNTiles][4]) {
+#pragma unroll
+        for (int n = 0; n < kMmaNTiles; ++n)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) out[n][i] = add(add(acc[0][n][i], acc[1][n][i]), add(acc[2][n][i], acc[3][n][i]));
+    };
+    float slice_a_value[kMmaNTiles][4] = {};  // spw == 2: S(2 kw), once its steps are done
+
+    if (active && n_steps > 0) {
         if constexpr (kStage) {
-            stage(s_begin, 0);
+            stage(step_at(0), 0);
             cp_async_commit();
         }
-        int it = 0;  // the slice's step count so far: which staging buffer
 #pragma unroll 1
-        for (int s = s_begin; s < s_end; s += s_inc, ++it) {
+        for (int it = 0; it < n_steps; ++it) {  // it: also which staging buffer
+            const int s = step_at(it);
+            if (it == n_a) {  // slice a is done (spw == 2): keep its value, fresh chains for slice b
+                lane_tree(slice_a_value);
+#pragma unroll
+                for (int u = 0; u < 4; ++u)
+#pragma unroll
+                    for (int n = 0; n < kMmaNTiles; ++n)
+#pragma unroll
+                        for (int i = 0; i < 4; ++i) acc[u][n][i] = 0.0f;
+            }
             const uint8_t* sbuf = nullptr;
             if constexpr (kStage) {
-                if (s + s_inc < s_end) stage(s + s_inc, (it + 1) & 1);
+                if (it + 1 < n_steps) stage(step_at(it + 1), (it + 1) & 1);
                 cp_async_commit();
                 cp_async_wait<1>();  // step s has landed (this lane's copies) ...
                 __syncwarp();        // ... and every lane's
@@ -256,9 +288,12 @@ __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(
             }
             const uint8_t* sa_ = wa + static_cast<int64_t>(s) * F::kStepBytes;
             const uint8_t* sb_ = wb + static_cast<int64_t>(s) * F::kStepBytes;
-            if (s + 2 * s_inc < s_end && (!F::kPartialSteps || s + 2 * s_inc < p.steps - 1)) {
-                const uint8_t* pf = (t & 2 ? sb_ : sa_) + 2 * s_inc * F::kStepBytes;
-                asm volatile("prefetch.global.L2 [%0];" ::"l"(pf + (t & 1) * (F::kStepBytes - 1)));
+            if (it + 2 < n_steps) {
+                const int s2 = step_at(it + 2);
+                if (!F::kPartialSteps || s2 < p.steps - 1) {
+                    const uint8_t* pf = (t & 2 ? wb : wa) + static_cast<int64_t>(s2) * F::kStepBytes;
+                    asm volatile("prefetch.global.L2 [%0];" ::"l"(pf + (t & 1) * (F::kStepBytes - 1)));
+                }
             }
             const typename F::Row ha = F::head(sa_), hb = F::head(sb_);
             const int nb = F::kPartialSteps ? min(8, p.act_blocks - 8 * s) : 8;
@@ -325,13 +360,15 @@ __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(
         }
         if constexpr (kStage) cp_async_wait<0>();
     }
-    // The slice's value per output: the GEMV's shuffle tree (u0 + u1) + (u2 + u3).
+    // The warp's value per output: its slice, or S(2 kw) + S(2 kw + 1).
     float part[kMmaNTiles][4];
+    lane_tree(part);
+    if (spw == 2) {
 #pragma unroll
-    for (int n = 0; n < kMmaNTiles; ++n)
+        for (int n = 0; n < kMmaNTiles; ++n)
 #pragma unroll
-        for (int i = 0; i < 4; ++i)
-            part[n][i] = add(add(acc[0][n][i], acc[1][n][i]), add(acc[2][n][i], acc[3][n][i]));
+            for (int i = 0; i < 4; ++i) part[n][i] = add(slice_a_value[n][i], part[n][i]);
+    }
 
     auto store = [&](int n, int i, float v) {
         const int64_t row = row0 + g + 8 * (i >> 1);
@@ -341,7 +378,7 @@ __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(
             *dst = p.accumulate ? add(*dst, v) : v;
         }
     };
-    if (ks == 1) {
+    if (wk == 1) {
         if (active) {
 #pragma unroll
             for (int n = 0; n < kMmaNTiles; ++n)
@@ -360,7 +397,9 @@ __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(
         for (int n = 0; n < kMmaNTiles; ++n)
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
-                store(n, i, add_slices(ks, p.strided, [&](int j) { return red[warp + j][n * 4 + i][lane]; }));
+                const auto warp_part = [&](int j) { return red[warp + j][n * 4 + i][lane]; };
+                // Two slices per warp (a streamed matrix): the upper levels of the GEMV's tree.
+                store(n, i, spw == 2 ? tree_sum<kStreamSlices / 2>(warp_part) : add_slices(ks, p.strided, warp_part));
             }
     }
 }
@@ -408,6 +447,9 @@ cudaError_t launch_gemm_mma(const GemmLaunch& g, cudaStream_t stream, bool stage
     p.act_blocks = ga.act_blocks;
     p.ks = ga.ks;
     p.strided = ga.strided;
+    // DENSE_CUDA_GEMM_MMA_PAIRS=0: one slice per warp (8 warps per tile), for same-run A/Bs; same bits.
+    const char* pairs = std::getenv("DENSE_CUDA_GEMM_MMA_PAIRS");
+    p.slices_per_warp = ga.strided && (pairs == nullptr || std::strcmp(pairs, "0") != 0) ? 2 : 1;
     p.n_cols = static_cast<int>(g.cols);
     p.n_groups = static_cast<int>((g.cols + kMmaCols - 1) / kMmaCols);
     p.n_vtiles = (c.out + kMmaRows - 1) / kMmaRows * p.n_groups;
@@ -415,7 +457,7 @@ cudaError_t launch_gemm_mma(const GemmLaunch& g, cudaStream_t stream, bool stage
     p.dst = c.dst;
     p.dst_col_stride = g.dst_col_stride;
     p.accumulate = c.accumulate ? 1 : 0;
-    const int64_t per_block = kMmaWarps / p.ks;
+    const int64_t per_block = kMmaWarps / (p.ks / p.slices_per_warp);
     const auto blocks = static_cast<unsigned>((p.n_vtiles + per_block - 1) / per_block);
     constexpr auto kStaged = gemm_mma_kernel<F, NT, true>;
     constexpr int kTableBytes = table_bytes(F::kTable);  // a codebook after the staging slots
