@@ -117,6 +117,35 @@ __device__ __forceinline__ uint16_t f32_to_f16_bits(float f) {
     return static_cast<uint16_t>(sign | r);
 }
 
+// ---- eight consecutive floats per thread (the norms' and SWIGLU's layout: a Q8_32 block in 4 lanes) ----
+// v[0..7] = p[i0 .. i0 + 7], zeros past n; two 16-byte loads when `vec` (p + i0 16-byte aligned).
+__device__ __forceinline__ void load_octet(const float* p, int64_t i0, int64_t n, bool vec, float (&v)[8]) {
+    if (vec && i0 + 8 <= n) {
+        const float4 a = *reinterpret_cast<const float4*>(p + i0);
+        const float4 b = *reinterpret_cast<const float4*>(p + i0 + 4);
+        v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
+        v[4] = b.x; v[5] = b.y; v[6] = b.z; v[7] = b.w;
+    } else {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) v[j] = i0 + j < n ? p[i0 + j] : 0.0f;
+    }
+}
+
+__device__ __forceinline__ void store_octet(float* p, int64_t i0, int64_t n, bool vec, const float (&v)[8]) {
+    if (vec && i0 + 8 <= n) {
+        *reinterpret_cast<float4*>(p + i0) = make_float4(v[0], v[1], v[2], v[3]);
+        *reinterpret_cast<float4*>(p + i0 + 4) = make_float4(v[4], v[5], v[6], v[7]);
+    } else {
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            if (i0 + j < n) p[i0 + j] = v[j];
+    }
+}
+
+__device__ __forceinline__ bool aligned16(const void* p) {
+    return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
+}
+
 // Grid size for a grid-stride loop over `items` with `threads` per block, capped at `max_blocks`.
 inline unsigned grid_for(int64_t items, int threads, int64_t max_blocks) {
     int64_t blocks = (items + threads - 1) / threads;

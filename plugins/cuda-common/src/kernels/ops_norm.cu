@@ -1,6 +1,6 @@
 // RMS_NORM, L2_NORM, GATED_RMS_NORM: one thread block per row (grid-stride over rows).
 //
-// Each thread sums the squares of elements tid, tid + blockDim, ... with fused multiply-adds, then a
+// Each thread sums the squares of its (up to 8) consecutive elements with fused multiply-adds, then a
 // fixed-order block tree adds the partials (fp32 throughout). Error of the sum of squares (all terms
 // positive): <= (n / blockDim + log2(blockDim) + 1) * 2^-24 relative, i.e. < 2e-6 for n = 5120 with
 // 640 threads; the scale 1/sqrt(.) adds 2 roundings, each output 2-3 more (x*s, *w, *silu(z)).
@@ -20,22 +20,33 @@ namespace {
 
 enum class NormKind { Rms, L2, GatedRms };
 
-// Elements a thread keeps in registers: a row of up to kPer * 1024 elements is read with all its
-// loads in flight at once (a strided loop issues them one latency after another: that made a 5120
-// RMS norm take ~9 us on an H200, the fused RMS norm + quantize the costliest small op of a step).
+// Elements a thread keeps in registers: thread t holds elements [8 t, 8 t + 8) of a row of up to
+// kPer * 1024 elements, read with all its loads in flight at once (16-byte loads where the row is
+// 16-byte aligned). A strided loop issues them one latency after another: that made a 5120 RMS norm
+// take ~9 us on an H200. Consecutive elements per thread also put a Q8_32 block in 4 lanes, so the
+// quantized copy takes 2-level shuffle trees for 8 blocks at once (q8_32_block.cuh) instead of 8
+// warp-wide quantizations in a row: the norm + quantize is on the token step's critical path (one
+// block per row, ~4.2 us of marginal cost per node on an H200 with the warp-wide layout, session 21).
 inline constexpr int kPer = 8;
 
 template <NormKind K>
 __global__ void norm_rows_kernel(NormArgs a) {
     __shared__ float scratch[33];
-    const int t = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
+    const int t = static_cast<int>(threadIdx.x);
+    const int64_t i0 = static_cast<int64_t>(t) * kPer;
+    // Rows start 16-byte aligned when the base is and the row strides are multiples of 4 floats.
+    const bool vec_w = aligned16(a.w);
+    const bool vec_x = aligned16(a.x) && a.x_stride % 4 == 0 && a.x_tstride % 4 == 0;
+    const bool vec_y = aligned16(a.y) && a.y_stride % 4 == 0 && a.y_tstride % 4 == 0;
+    const bool vec_z = K == NormKind::GatedRms && aligned16(a.z) && a.z_stride % 4 == 0;
     // The norm weight is immutable: read it before waiting for the kernel before (launch_chain.cuh),
     // so its load overlaps that kernel's tail.
     float w[kPer];
+    if constexpr (K != NormKind::L2) {
+        load_octet(a.w, i0, a.n, vec_w, w);
+    } else {
 #pragma unroll
-    for (int j = 0; j < kPer; ++j) {
-        const int64_t i = t + static_cast<int64_t>(j) * nt;
-        w[j] = K != NormKind::L2 && i < a.n ? a.w[i] : 1.0f;
+        for (int j = 0; j < kPer; ++j) w[j] = 1.0f;
     }
     wait_for_producers();  // nothing an earlier kernel writes is touched before this
     allow_consumers();
@@ -46,38 +57,28 @@ __global__ void norm_rows_kernel(NormArgs a) {
         const float* x = a.x + tok * a.x_tstride + rr * a.x_stride;
         float* y = a.y + tok * a.y_tstride + rr * a.y_stride;
         float v[kPer];
+        load_octet(x, i0, a.n, vec_x, v);
+        float g[kPer];
+        if constexpr (K == NormKind::GatedRms) load_octet(a.z + r * a.z_stride, i0, a.n, vec_z, g);
         float ss = 0.0f;
-#pragma unroll
-        for (int j = 0; j < kPer; ++j) {
-            const int64_t i = t + static_cast<int64_t>(j) * nt;
-            v[j] = i < a.n ? x[i] : 0.0f;
-        }
 #pragma unroll
         for (int j = 0; j < kPer; ++j) ss = __fmaf_rn(v[j], v[j], ss);
         ss = block_sum(ss, scratch);
         // mean + eps (RMS) or sum + eps (L2), then one correctly rounded sqrt and division.
         const float denom = K == NormKind::L2 ? ss + a.eps : ss / n_f + a.eps;
         const float scale = 1.0f / sqrtf(denom);
-        float g[kPer];
-        if constexpr (K == NormKind::GatedRms) {
-#pragma unroll
-            for (int j = 0; j < kPer; ++j) {
-                const int64_t i = t + static_cast<int64_t>(j) * nt;
-                g[j] = i < a.n ? a.z[r * a.z_stride + i] : 0.0f;
-            }
-        }
+        float o[kPer];
 #pragma unroll
         for (int j = 0; j < kPer; ++j) {
-            const int64_t i = t + static_cast<int64_t>(j) * nt;
-            if (i >= a.n) break;  // warp-uniform when a copy is asked for (nt and n multiples of 32)
-            float o = v[j] * scale;
-            if constexpr (K != NormKind::L2) o *= w[j];
-            if constexpr (K == NormKind::GatedRms) o *= silu_f(g[j]);
-            y[i] = o;
-            // A warp holds 32 consecutive elements of one row here, i.e. exactly one Q8_32 block of
-            // the contiguous output.
-            if (a.quantized.base != nullptr) quantize_q8_32_block(o, (r * a.n + i) / 32, a.quantized);
+            o[j] = v[j] * scale;
+            if constexpr (K != NormKind::L2) o[j] *= w[j];
+            if constexpr (K == NormKind::GatedRms) o[j] *= silu_f(g[j]);
         }
+        store_octet(y, i0, a.n, vec_y, o);
+        // 4 lanes hold one Q8_32 block of the contiguous output (n % 32 == 0 with a quantized copy,
+        // so a group is wholly inside or wholly past the row). Every lane of the block's warps calls
+        // the quantizer (blockDim is a multiple of 32).
+        if (a.quantized.base != nullptr) quantize_q8_32_octets(o, i0 < a.n, (r * a.n + i0) / 32, a.quantized);
     }
 }
 
