@@ -76,6 +76,27 @@ TEST(CliBench, KvTypeFlagIsUsed) {
     std::filesystem::remove(json);
 }
 
+// --repeat-nodes (a timing experiment): the table and the JSON say which nodes ran twice, and a word
+// that names no node of the step is refused rather than measured as "free".
+TEST(CliBench, RepeatNodesIsLabelledAndChecked) {
+    const auto json = std::filesystem::temp_directory_path() / ("dense-bench-rep-" + std::to_string(::getpid()) + ".json");
+    auto r = run_dense_rt("--config configs/tiny.yaml bench -p 0 -n 2 -d 0 -r 1 --ceiling-buffer 0.01 --repeat-nodes "
+                          "rms_norm,conv1d --json " + json.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("TIMING EXPERIMENT (--repeat-nodes): nodes whose implementation name contains 'rms_norm', "
+                         "'conv1d' ran twice per step"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(nlohmann::json::parse(slurp(json))["repeated_nodes"], nlohmann::json({"rms_norm", "conv1d"}));
+    std::filesystem::remove(json);
+    r = run_dense_rt("--config configs/tiny.yaml bench -p 0 -n 2 -d 0 -r 1 --ceiling-buffer 0.01 --repeat-nodes rms_nrom");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("--repeat-nodes 'rms_nrom' names no node of the token step"), std::string::npos) << r.err;
+    r = run_dense_rt("bench --gemv-only --repeat-nodes rms_norm");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("--repeat-nodes needs a model"), std::string::npos) << r.err;
+}
+
 // The row split's CPU side alone: a row per format, source and thread count (plus the read rows),
 // the same numbers in the JSON, and the temporary file of the "file" source removed afterwards.
 TEST(CliBench, CpuRowsTableAndJson) {

@@ -40,6 +40,35 @@ TEST(StepProfile, ProfiledStepsGiveTheSameLogitsAndStateAsPlainSteps) {
     EXPECT_EQ(plain->snapshot_state(), timed->snapshot_state());
 }
 
+// `bench --repeat-nodes` (SessionOptions::repeat_nodes) really runs the named nodes twice: a repeated
+// residual GEMV adds its product into the stream twice, so the logits leave the plain run's; a
+// repeated causal conv reads its state from one bank and writes the other (graph.hpp), so running it
+// twice changes nothing; nothing repeated (a word no implementation name contains) leaves them too.
+TEST(StepProfile, RepeatedNodesRunTwice) {
+    auto model = bind_file(gguf::GgufFile::open(data_dir() / "golden-tiny" / "tiny-qwen35-f32.gguf"));
+    const auto ids = golden_tokens();
+    auto session_with = [&](std::vector<std::string> words) {
+        exec::SessionOptions o;
+        o.n_ctx = 16;
+        o.kv_type = DENSE_TYPE_F32;
+        o.repeat_nodes = std::move(words);
+        return std::make_unique<exec::Session>(model->bound, qwen35_spec(), cpu_ref_packs(), o);
+    };
+    auto plain = make_session(*model, 16);
+    auto gemv_twice = session_with({"gemv_q"});
+    auto conv_twice = session_with({"conv1d"});
+    auto none_twice = session_with({"no-such-op"});
+    EXPECT_GT(gemv_twice->nodes_matching("gemv_q"), 0u);
+    EXPECT_GT(conv_twice->nodes_matching("conv1d"), 0u);
+    EXPECT_EQ(none_twice->nodes_matching("no-such-op"), 0u);
+    for (size_t i = 0; i < 3; ++i)
+        for (auto* s : {plain.get(), gemv_twice.get(), conv_twice.get(), none_twice.get()}) s->step(ids[i], true);
+    const size_t bytes = plain->logits().size_bytes();
+    EXPECT_NE(std::memcmp(plain->logits().data(), gemv_twice->logits().data(), bytes), 0);
+    EXPECT_EQ(std::memcmp(plain->logits().data(), conv_twice->logits().data(), bytes), 0);
+    EXPECT_EQ(std::memcmp(plain->logits().data(), none_twice->logits().data(), bytes), 0);
+}
+
 TEST(StepProfile, GroupsNodesByRoleAcrossLayers) {
     // The executor's labels: "blk.12.ffn_down.weight gemv+residual", "blk.4 gated_delta_rule".
     EXPECT_EQ(bench::role_of("blk.12.ffn_down.weight gemv+residual"), "ffn_down.weight gemv+residual");

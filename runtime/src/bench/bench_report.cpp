@@ -31,6 +31,11 @@ std::string to_markdown(const BenchReport& r) {
     if (!r.rows.empty())  // a model bench: how its prompts ran
         o << " | prompt " << (r.prefill_chunk > 1 ? std::to_string(r.prefill_chunk) + " tokens per step" : "token by token");
     o << "\n";
+    if (!r.repeated_nodes.empty()) {
+        o << "TIMING EXPERIMENT (--repeat-nodes): nodes whose implementation name contains";
+        for (size_t i = 0; i < r.repeated_nodes.size(); ++i) o << (i ? ", " : " ") << "'" << r.repeated_nodes[i] << "'";
+        o << " ran twice per step (a timing experiment: residual GEMVs and in-place ops change the outputs)\n";
+    }
     if (r.ceiling)
         o << "bandwidth ceiling (same run, " << mib(r.ceiling->buffer_bytes) << " MiB buffers): copy "
           << rate(r.ceiling->copy_gbs) << " GB/s (read+write), pure read " << rate(r.ceiling->read_gbs)
@@ -92,6 +97,7 @@ std::string to_json(const BenchReport& r) {
     nlohmann::json j;
     j["version"] = r.version;
     j["command"] = r.command;
+    j["repeated_nodes"] = r.repeated_nodes;
     j["model"] = r.model;
     j["device"] = r.device;
     j["pack"] = r.pack;

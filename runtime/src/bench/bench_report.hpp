@@ -25,6 +25,7 @@ struct BenchReport {
     double load_seconds = 0;
     double upload_seconds = 0;            // of load_seconds: copying the weights to the device (0 on the CPU)
     uint64_t rss_after_load = 0;          // the process's resident memory once the session stands; 0 = unknown
+    std::vector<std::string> repeated_nodes;  // bench --repeat-nodes: a timing experiment, not the model's output
     // GPU sessions: the VRAM plan against what the device's free memory says was taken.
     struct VramCheck {
         std::string budget_source;    // "--vram-budget", "free memory of cuda:0"

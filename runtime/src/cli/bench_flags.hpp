@@ -23,6 +23,7 @@ struct BenchFlags {
     bool cpu_rows = false;            // --cpu-rows: only the row split's CPU side (bench/cpu_rows_bench.hpp)
     std::vector<unsigned> cpu_threads;  // --cpu-threads 1,4,15 (default: 1, 2, 4, 8, all but one, all)
     double cpu_rows_gib = 1.0;        // --cpu-rows-gib: weight bytes per pass
+    std::vector<std::string> repeat_nodes;  // --repeat-nodes rms_norm,swiglu: run those nodes twice (timing only)
 };
 
 }  // namespace dense::cli

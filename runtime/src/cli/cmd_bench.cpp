@@ -145,6 +145,8 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
     if (flags.prompt_tokens < 0 || flags.gen_tokens < 0) throw Error(ErrorKind::Usage, "bench: -p and -n must be >= 0");
     const auto depths = parse_depths(flags.depths);
     if (flags.profile_steps > 0 && flags.gemv_only) throw Error(ErrorKind::Usage, "bench: --profile needs a model (not --gemv-only)");
+    if (!flags.repeat_nodes.empty() && flags.gemv_only)
+        throw Error(ErrorKind::Usage, "bench: --repeat-nodes needs a model (not --gemv-only)");
     const auto formats = gemv_formats(flags.gemv_formats);
 
     packs::PackManager packs(policy);
@@ -189,10 +191,17 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
         so.bus_read_share = config->bus_read_share;
         so.prefill_chunk = config->prefill_chunk;
         so.device = device;
+        so.repeat_nodes = flags.repeat_nodes;
+        report.repeated_nodes = flags.repeat_nodes;
         place_in_vram(*model, packs, so, *config);  // the bill before any allocation
         const auto free_before = device_free_bytes(packs, device);
         exec::Session session(model->bound, model->spec, packs, so);
         const auto free_after_create = device_free_bytes(packs, device);
+        for (const std::string& word : flags.repeat_nodes)
+            if (word.empty() || session.nodes_matching(word) == 0)
+                throw Error(ErrorKind::Usage, "bench: --repeat-nodes '" + word +
+                                                  "' names no node of the token step (words match implementation "
+                                                  "names such as cuda-sm90.rms_norm; `bench --profile` lists the op kinds)");
         report.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         report.model = config->model.filename().string();
         report.kv_type = config->kv_type;

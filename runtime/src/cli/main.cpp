@@ -144,6 +144,11 @@ int main(int argc, char** argv) {
         ->delimiter(',')
         ->check(CLI::PositiveNumber);
     bench->add_option("--cpu-rows-gib", bf.cpu_rows_gib, "GiB of weight rows per --cpu-rows pass")->capture_default_str();
+    bench->add_option("--repeat-nodes", bf.repeat_nodes,
+                      "Timing experiment: run every node whose implementation name contains one of these words "
+                      "(e.g. rms_norm,swiglu) twice per step; the tok/s difference is their marginal cost. The "
+                      "outputs may then not be the model's (a residual GEMV adds twice)")
+        ->delimiter(',');
 
     // `dense-rt plan` (cli/cmd_plan.cpp): the VRAM bill before anything is allocated.
     dense::cli::PlanFlags pf;

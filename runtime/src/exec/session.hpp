@@ -61,6 +61,13 @@ struct SessionOptions {
     // is a memcpy: useful to tests only.) plan::kAutoBusShare (< 0): measured and chosen at load
     // (plan/bus_share.hpp, exec/split_rates.hpp); 0 on the CPU.
     double bus_read_share = 0.0;
+    // Timing experiments only (`dense-rt bench --repeat-nodes`): every node whose implementation name
+    // contains one of these words runs twice per step, so the bench's difference against a run without
+    // it is that node's marginal cost inside the captured step (launch, critical path and what the
+    // nodes around it can no longer overlap). Most nodes give the same output twice (a recurrent op
+    // reads one state bank and writes the other), but one that adds into its output (a residual GEMV)
+    // or works in place does not, which is why only the bench sets it and labels its table.
+    std::vector<std::string> repeat_nodes;
     // Tokens per batched prefill step (plan/prefill_graph.hpp; < 0: the device's default, 64 on a
     // GPU, 1 on the CPU; 0 or 1: token by token; the VRAM plan may lower the default, cli/vram_guard). prefill() runs whole chunks of a prompt as one
     // state-only step each, which reads every weight once per chunk. Sessions with a row split
@@ -131,6 +138,9 @@ public:
     int64_t n_ctx() const noexcept { return graph_[0].n_ctx; }
     int64_t n_vocab() const noexcept { return graph_[0].n_vocab; }
     size_t node_count() const noexcept { return graph_[0].nodes.size(); }
+    // Nodes of the token step whose implementation name contains `word` (bench --repeat-nodes checks
+    // every word names some).
+    size_t nodes_matching(const std::string& word) const;
     uint64_t memory_bytes() const noexcept { return memory_->allocated_bytes(); }
     // The plan's bill of this session; its allocations are exactly what was allocated (checked when
     // the session is created), per DeviceMemory label.
@@ -196,6 +206,7 @@ private:
     std::vector<NodeTime> node_times(const graph::Graph& g, void* marks, bool want_logits) const;
     // `head_only`: only the LogitsOnly nodes (run_head_alone).
     void run_nodes(const graph::Graph& g, bool want_logits, void* marks = nullptr, bool head_only = false);
+    bool repeated(const graph::Node& n) const;  // SessionOptions::repeat_nodes names its implementation
     // Replays `g`'s captured device graph (captured into `captured` on first use) or runs it node by node.
     void run_step(const graph::Graph& g, bool want_logits, void*& captured);
     // The batched steps of prefill_chunk_ tokens and of the powers of two below it (prefill_chunk_
@@ -231,6 +242,7 @@ private:
     void* step_graph_[2][2] = {};  // [parity][want_logits], captured on first use
     int64_t prefill_chunk_ = 1;
     std::string prefill_note_;
+    std::vector<std::string> repeat_nodes_;  // SessionOptions::repeat_nodes
     bool head_alone_ = false;  // the token step's head can run alone (run_head_alone)
     std::vector<BatchedStep> batched_;  // token counts descending: the full chunk first
     int32_t* batched_io_host_ = nullptr;  // host side of the step inputs, sized for the full chunk
