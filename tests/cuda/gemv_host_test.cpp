@@ -130,6 +130,28 @@ TEST(GemvHelpersOnHost, SignedGridBytesAreNegatedExactly) {
     }
 }
 
+// The GEMV's signed dot of 8 grid magnitudes (signed_dot8: XOR with the sign bytes, then a dp4a of
+// the sign bits' 0x01 bytes as the correction) is the plain signed sum for every one of the 256
+// masks, magnitudes over the whole [0, 127] and activations over the whole int8 range.
+TEST(GemvHelpersOnHost, SignedDotOfEightIsThePlainSignedSumForEveryMask) {
+    std::mt19937_64 rng(7);
+    for (uint32_t mask = 0; mask < 256; ++mask) {
+        for (int it = 0; it < 200; ++it) {
+            uint32_t g[2] = {0, 0}, act[2] = {0, 0};
+            int want = 0;
+            const int32_t c = static_cast<int32_t>(rng() % 2001) - 1000;
+            for (int e = 0; e < 8; ++e) {
+                const int mag = it == 0 ? 127 : static_cast<int>(rng() % 128);  // it 0: the extremes
+                const int a = it == 0 ? (e % 2 ? -128 : 127) : static_cast<int>(rng() % 256) - 128;
+                g[e / 4] |= static_cast<uint32_t>(mag) << (8 * (e % 4));
+                act[e / 4] |= static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(a))) << (8 * (e % 4));
+                want += ((mask >> e) & 1u ? -mag : mag) * a;
+            }
+            ASSERT_EQ(g::signed_dot8(g[0], g[1], mask, act, c), c + want) << "mask " << mask << " iteration " << it;
+        }
+    }
+}
+
 TEST(GemvHelpersOnHost, CodebookLookupAndByteSubtraction) {
     const g::IqTables t = host_tables<g::IQ4_NLDot>();
     std::mt19937_64 rng(6);

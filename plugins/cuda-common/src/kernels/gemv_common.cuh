@@ -351,6 +351,22 @@ DENSE_DECODE_FN void signed_grid8(uint32_t g_lo, uint32_t g_hi, uint32_t mask8, 
     hi = apply_signs(g_hi, sign_bytes4((mask8 >> 4) & 15u));
 }
 
+// sum_e a_e * sign_e * g_e over 8 grid magnitudes (bytes of g_lo, g_hi, all in [0, 127]) and the
+// activation words act[0], act[1], with the signs of an 8-bit mask, plus c: the GEMV's form. For a
+// negative byte, g ^ 0xFF read as int8 is -g - 1, so dp4a(g ^ m, a) + dp4a(m01, a), where m01 has
+// 0x01 in the negative bytes and m = 0xFF * m01, is the signed dot exactly. Against signed_grid8 + one
+// dp4a per word that trades an AND and an add on the integer-ALU pipe (the IQ2 / IQ3 GEMVs' limit,
+// docs/perf-notes.md session 19) for a second dp4a on the FMA pipe. The dp4a GEMM keeps
+// signed_grid8: there each column would pay the second dp4a, while the signed bytes are decoded once.
+DENSE_DECODE_FN int32_t signed_dot8(uint32_t g_lo, uint32_t g_hi, uint32_t mask8, const uint32_t* act, int32_t c) {
+    const uint32_t m_lo = ((mask8 & 15u) * 0x00204081u) & 0x01010101u;
+    const uint32_t m_hi = (((mask8 >> 4) & 15u) * 0x00204081u) & 0x01010101u;
+    c = dp4a(g_lo ^ (m_lo * 0xFFu), act[0], c);
+    c = dp4a(m_lo, act[0], c);
+    c = dp4a(g_hi ^ (m_hi * 0xFFu), act[1], c);
+    return dp4a(m_hi, act[1], c);
+}
+
 // The IQ codebooks as the kernels see them: in shared memory on the device (copied once per thread
 // block, gemv_kernel.cuh), the generated static arrays on the host. Only the field a format needs is
 // set (Dot::kTable says which).

@@ -14,9 +14,13 @@ DENSE_GEMV_FLAVOR_BEGIN
 
 // sum_e qa * grid * sign over one group of 8: grid entry g (8 magnitudes), 8-bit sign mask.
 DENSE_DECODE_FN int32_t iq_group8_dot(uint64_t g, uint32_t mask8, const uint32_t* act) {
+#if DENSE_GEMV_PURE_ASM
     uint32_t lo, hi;
     signed_grid8(static_cast<uint32_t>(g), static_cast<uint32_t>(g >> 32), mask8, lo, hi);
     return dp4a(hi, act[1], dp4a(lo, act[0], 0));
+#else
+    return signed_dot8(static_cast<uint32_t>(g), static_cast<uint32_t>(g >> 32), mask8, act, 0);
+#endif
 }
 
 // IQ2_XS: 74 bytes = fp16 d @0, u16 qs[32] @2 (9-bit grid index | 7 sign bits << 9), scales[8] @66.

@@ -12,9 +12,13 @@ DENSE_GEMV_FLAVOR_BEGIN
 
 // sum_e qa * grid * sign over one group: grid entries g1 (elements 0..3), g2 (4..7).
 DENSE_DECODE_FN int32_t iq3_group_dot(uint32_t g1, uint32_t g2, uint32_t mask8, const uint32_t* act, int32_t c) {
+#if DENSE_GEMV_PURE_ASM
     uint32_t lo, hi;
     signed_grid8(g1, g2, mask8, lo, hi);
     return dp4a(hi, act[1], dp4a(lo, act[0], c));
+#else
+    return signed_dot8(g1, g2, mask8, act, c);
+#endif
 }
 
 // IQ3_XXS: 98 bytes = fp16 d @0, qs[64] @2 (8-bit grid indices, 2 per group), u32 per sub-block @66
