@@ -164,7 +164,8 @@ __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(
     // values are added at the end: S(2w) + S(2w + 1), the first level of the GEMV's tree, so the
     // order is the GEMV's. Why: a streamed matrix's 8 slices on 8 warps leave 2-3 steps per warp at
     // K = 5120, and pp512 fell ~5 % (docs/perf-notes.md, session 20); two slices run separately (each
-    // restarting the pipeline) did not win it back.
+    // restarting the pipeline) did not win it back; one sequence did: pp512 946.50 against 928.26
+    // with DENSE_CUDA_GEMM_MMA_PAIRS=0 in the same run (session 21).
     const int ks = p.ks, spw = p.slices_per_warp, wk = ks / spw, kw = warp % wk, sub_tile = warp / wk;
     const int64_t vt = static_cast<int64_t>(blockIdx.x) * (kMmaWarps / wk) + sub_tile;
     const bool active = vt < p.n_vtiles;  // warp-uniform

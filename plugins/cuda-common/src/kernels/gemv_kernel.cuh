@@ -877,7 +877,8 @@ cudaError_t launch_balanced(const GemvKernelArgs& args, cudaStream_t stream) {
 // run: decode 115.00 tok/s against 105.64 with DENSE_CUDA_GEMV_STREAM=0 (the unstreamed order;
 // against session 18's 4 slices ~+3 %, measured on other allocations). The cost
 // is on the prompt side: the GEMMs follow the order with 8 warps per tile, 2-3 steps each at
-// K = 5120, and pp512 fell ~5 % (~1040 -> ~985); giving a warp two adjacent slices did not win it back.
+// K = 5120, and pp512 fell ~5 % (~1040 -> ~985); the mma GEMM's warps now walk two adjacent slices
+// as one step sequence, +2 % in the same run (gemm_mma.cuh, session 21), which wins part of it back.
 // It is a different summation order, so it is part of sum_order(): the GEMMs of those matrices take
 // the same strided slices and tree (gemv_direct_kernel with C > 1, gemm_mma.cuh).
 // DENSE_CUDA_GEMV_STREAM=0 keeps the old order and kernels (read once; for A/B measurements).
