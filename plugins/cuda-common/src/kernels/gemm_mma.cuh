@@ -217,12 +217,15 @@ __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(
     }
 
     float acc[4][kMmaNTiles][4];
+    auto clear_acc = [&] {
 #pragma unroll
-    for (int u = 0; u < 4; ++u)
+        for (int u = 0; u < 4; ++u)
 #pragma unroll
-        for (int n = 0; n < kMmaNTiles; ++n)
+            for (int n = 0; n < kMmaNTiles; ++n)
 #pragma unroll
-            for (int i = 0; i < 4; ++i) acc[u][n][i] = 0.0f;
+                for (int i = 0; i < 4; ++i) acc[u][n][i] = 0.0f;
+    };
+    clear_acc();
 
     uint8_t* const slot = kStage ? stage_smem + warp * St::kWarpBytes : nullptr;
     // Copies step s's activation data of the warp's columns into buffer buf (one commit group).
@@ -272,12 +275,7 @@ __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(
             const int s = step_at(it);
             if (it == n_a) {  // slice a is done (spw == 2): keep its value, fresh chains for slice b
                 lane_tree(slice_a_value);
-#pragma unroll
-                for (int u = 0; u < 4; ++u)
-#pragma unroll
-                    for (int n = 0; n < kMmaNTiles; ++n)
-#pragma unroll
-                        for (int i = 0; i < 4; ++i) acc[u][n][i] = 0.0f;
+                clear_acc();
             }
             const uint8_t* sbuf = nullptr;
             if constexpr (kStage) {
