@@ -65,7 +65,7 @@ dense_tensor_view view(const void* data, dense_type_id type, int64_t ne0, int64_
     return v;
 }
 
-const dense_type_id kFormats[] = {DENSE_TYPE_IQ4_XS, DENSE_TYPE_IQ4_NL, DENSE_TYPE_Q2_K, DENSE_TYPE_Q3_K, DENSE_TYPE_Q4_K, DENSE_TYPE_Q5_K, DENSE_TYPE_Q6_K, DENSE_TYPE_Q8_0};
+const dense_type_id kFormats[] = {DENSE_TYPE_IQ4_XS, DENSE_TYPE_IQ4_NL, DENSE_TYPE_IQ3_XXS, DENSE_TYPE_IQ3_S, DENSE_TYPE_IQ2_XS, DENSE_TYPE_IQ2_S, DENSE_TYPE_Q2_K, DENSE_TYPE_Q3_K, DENSE_TYPE_Q4_K, DENSE_TYPE_Q5_K, DENSE_TYPE_Q6_K, DENSE_TYPE_Q8_0};
 
 class Avx2Gemv : public ::testing::TestWithParam<dense_type_id> {};
 

@@ -1,6 +1,6 @@
-// libdense-cpu-avx2.so: GEMV_Q against Q8_32 activations for IQ4_XS, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K,
-// Q6_K and Q8_0 with AVX2 (kernels/; the grid formats IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S are not here yet
-// and stay with cpu-ref, which the planner therefore splits last). Its impls have priority 1, above
+// libdense-cpu-avx2.so: GEMV_Q against Q8_32 activations for all 12 quantized formats (IQ4_XS, IQ4_NL,
+// IQ3_XXS, IQ3_S, IQ2_XS, IQ2_S, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_0) with AVX2 (kernels/, one file
+// per format). Its impls have priority 1, above
 // cpu-ref's 0, so they serve those keys wherever the CPU has AVX2 and F16C. The activation choice of a CPU session
 // is unchanged (each weight's own activation format first, packs/activation_choice.cpp), so these
 // impls run only where the activation is Q8_32: the CPU rows of a row split beside a GPU.
@@ -28,6 +28,10 @@ namespace {
 constexpr GemvFormat kFormats[] = {
     {DENSE_TYPE_IQ4_XS, "cpu-avx2.gemv_q.iq4_xs.q8_32", 256, 136, dot_rows_iq4_xs_q8_32},
     {DENSE_TYPE_IQ4_NL, "cpu-avx2.gemv_q.iq4_nl.q8_32", 32, 18, dot_rows_iq4_nl_q8_32},
+    {DENSE_TYPE_IQ3_XXS, "cpu-avx2.gemv_q.iq3_xxs.q8_32", 256, 98, dot_rows_iq3_xxs_q8_32},
+    {DENSE_TYPE_IQ3_S, "cpu-avx2.gemv_q.iq3_s.q8_32", 256, 110, dot_rows_iq3_s_q8_32},
+    {DENSE_TYPE_IQ2_XS, "cpu-avx2.gemv_q.iq2_xs.q8_32", 256, 74, dot_rows_iq2_xs_q8_32},
+    {DENSE_TYPE_IQ2_S, "cpu-avx2.gemv_q.iq2_s.q8_32", 256, 82, dot_rows_iq2_s_q8_32},
     {DENSE_TYPE_Q2_K, "cpu-avx2.gemv_q.q2_k.q8_32", 256, 84, dot_rows_q2_k_q8_32},
     {DENSE_TYPE_Q3_K, "cpu-avx2.gemv_q.q3_k.q8_32", 256, 110, dot_rows_q3_k_q8_32},
     {DENSE_TYPE_Q4_K, "cpu-avx2.gemv_q.q4_k.q8_32", 256, 144, dot_rows_q4_k_q8_32},

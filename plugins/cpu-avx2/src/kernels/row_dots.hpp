@@ -29,6 +29,10 @@ using RowsDot = void (*)(const RowsArgs& args);
 
 void dot_rows_iq4_xs_q8_32(const RowsArgs& args);
 void dot_rows_iq4_nl_q8_32(const RowsArgs& args);
+void dot_rows_iq3_xxs_q8_32(const RowsArgs& args);
+void dot_rows_iq3_s_q8_32(const RowsArgs& args);
+void dot_rows_iq2_xs_q8_32(const RowsArgs& args);
+void dot_rows_iq2_s_q8_32(const RowsArgs& args);
 void dot_rows_q2_k_q8_32(const RowsArgs& args);
 void dot_rows_q3_k_q8_32(const RowsArgs& args);
 void dot_rows_q4_k_q8_32(const RowsArgs& args);
