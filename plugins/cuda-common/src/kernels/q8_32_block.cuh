@@ -1,10 +1,11 @@
 // The GPU's F32 -> Q8_32 rounding (dense_abi.h), in two thread layouts with one rule:
 //   - quantize_q8_32_block: one block per full warp, one element per lane (QUANTIZE_ACT,
-//     quantize_act.cu, and the long-row norm);
+//     quantize_act.cu, SWIGLU's quantized copy and the long-row norm);
 //   - quantize_q8_32_octets: one block per 4 lanes, 8 consecutive elements per lane, so a warp
 //     quantizes 8 blocks at once with 2-level shuffle trees instead of 8 blocks one after another
-//     with 5-level ones (RMS_NORM, GATED_RMS_NORM and SWIGLU registered with act_type Q8_32: their
-//     quantized copy sits on the token step's critical path, one block of threads per norm row).
+//     with 5-level ones (RMS_NORM and GATED_RMS_NORM registered with act_type Q8_32: their quantized
+//     copy sits on the token step's critical path, one block of threads per norm row). SWIGLU with
+//     8 elements per thread measured slower (session 21), so it keeps the warp-wide layout.
 // Every quantity of the rule below is order-free (a max, an and, an exact integer sum) or computed
 // per element, so both layouts write the same bits, and the fused and the separate paths agree bit
 // for bit by construction.
