@@ -28,6 +28,31 @@
 
 namespace dense::cuda {
 
+// One element's code: round-half-away(v / d) clamped to [-127, 127] (IEEE division, never the
+// reciprocal approximation); 0 in a block with a NaN or Inf, or with d == 0.
+__device__ __forceinline__ int q8_32_code(float v, float d, bool finite) {
+    int q = 0;
+    if (finite && d != 0.0f) {
+        float r = roundf(__fdiv_rn(v, d));  // half away from zero; exact for any float
+        r = r > 127.0f ? 127.0f : (r < -127.0f ? -127.0f : r);
+        q = static_cast<int>(r);
+    }
+    return q;
+}
+
+// Block b's d and s (the rules above) from d = amax / 127 and the exact sum of its codes.
+__device__ __forceinline__ void store_q8_32_scales(bool finite, float d, int sum, int64_t b, const Q8_32Out& out) {
+    float dd = 0.0f, ss = 0.0f;
+    if (!finite) {
+        dd = ss = __uint_as_float(0x7FC00000u);
+    } else if (d != 0.0f) {
+        dd = d;
+        ss = __fmul_rn(d, __int2float_rn(sum));
+    }
+    reinterpret_cast<float*>(out.base + out.n)[b] = dd;
+    reinterpret_cast<float*>(out.base + out.n + out.n / 8)[b] = ss;
+}
+
 // Every lane of the warp calls this with its value v of block b (lane i holds element 32 b + i).
 __device__ __forceinline__ void quantize_q8_32_block(float v, int64_t b, const Q8_32Out& out) {
     const int lane = static_cast<int>(threadIdx.x & 31);
@@ -36,27 +61,12 @@ __device__ __forceinline__ void quantize_q8_32_block(float v, int64_t b, const Q
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, o));
     const float d = __fdiv_rn(amax, 127.0f);
-    int q = 0;
-    if (finite && d != 0.0f) {
-        float r = roundf(__fdiv_rn(v, d));  // half away from zero; exact for any float
-        r = r > 127.0f ? 127.0f : (r < -127.0f ? -127.0f : r);
-        q = static_cast<int>(r);
-    }
+    const int q = q8_32_code(v, d, finite);
     int sum = q;
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xFFFFFFFFu, sum, o);
     out.base[32 * b + lane] = static_cast<uint8_t>(static_cast<int8_t>(q));
-    if (lane == 0) {
-        float dd = 0.0f, ss = 0.0f;
-        if (!finite) {
-            dd = ss = __uint_as_float(0x7FC00000u);
-        } else if (d != 0.0f) {
-            dd = d;
-            ss = __fmul_rn(d, __int2float_rn(sum));
-        }
-        reinterpret_cast<float*>(out.base + out.n)[b] = dd;
-        reinterpret_cast<float*>(out.base + out.n + out.n / 8)[b] = ss;
-    }
+    if (lane == 0) store_q8_32_scales(finite, d, sum, b, out);
 }
 
 // Lane L of the warp holds elements [8 (L % 4), 8 (L % 4) + 8) of block b in v (lanes 4g .. 4g + 3
@@ -81,12 +91,7 @@ __device__ __forceinline__ void quantize_q8_32_octets(const float (&v)[8], bool 
     int sum = 0;
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
-        int q = 0;
-        if (finite && d != 0.0f) {
-            float r = roundf(__fdiv_rn(v[j], d));  // half away from zero; exact for any float
-            r = r > 127.0f ? 127.0f : (r < -127.0f ? -127.0f : r);
-            q = static_cast<int>(r);
-        }
+        const int q = q8_32_code(v[j], d, finite != 0);
         sum += q;
         word[j / 4] |= static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(q))) << (8 * (j % 4));
     }
@@ -96,17 +101,7 @@ __device__ __forceinline__ void quantize_q8_32_octets(const float (&v)[8], bool 
     uint32_t* codes = reinterpret_cast<uint32_t*>(out.base + 32 * b + 8 * part);  // little endian: code j at byte j
     codes[0] = word[0];
     codes[1] = word[1];
-    if (part == 0) {
-        float dd = 0.0f, ss = 0.0f;
-        if (!finite) {
-            dd = ss = __uint_as_float(0x7FC00000u);
-        } else if (d != 0.0f) {
-            dd = d;
-            ss = __fmul_rn(d, __int2float_rn(sum));
-        }
-        reinterpret_cast<float*>(out.base + out.n)[b] = dd;
-        reinterpret_cast<float*>(out.base + out.n + out.n / 8)[b] = ss;
-    }
+    if (part == 0) store_q8_32_scales(finite != 0, d, sum, b, out);
 }
 
 }  // namespace dense::cuda
