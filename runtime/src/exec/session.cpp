@@ -464,16 +464,20 @@ HostSplitStats Session::host_split_stats() const {
     return total;
 }
 
+namespace {
+// bench --repeat-nodes' rule: a word names a node when the node's implementation name contains it.
+bool names_node(const std::string& word, const graph::Node& n) {
+    return n.op.impl_name.find(word) != std::string::npos;
+}
+}  // namespace
+
 size_t Session::nodes_matching(const std::string& word) const {
-    size_t count = 0;
-    for (const graph::Node& n : graph_[0].nodes) count += n.op.impl_name.find(word) != std::string::npos ? 1 : 0;
-    return count;
+    return static_cast<size_t>(std::count_if(graph_[0].nodes.begin(), graph_[0].nodes.end(),
+                                             [&](const graph::Node& n) { return names_node(word, n); }));
 }
 
 bool Session::repeated(const graph::Node& n) const {
-    for (const std::string& word : repeat_nodes_)
-        if (n.op.impl_name.find(word) != std::string::npos) return true;
-    return false;
+    return std::any_of(repeat_nodes_.begin(), repeat_nodes_.end(), [&](const std::string& w) { return names_node(w, n); });
 }
 
 void Session::run_nodes(const graph::Graph& g, bool want_logits, void* marks, bool head_only) {

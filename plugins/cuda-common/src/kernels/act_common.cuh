@@ -117,7 +117,7 @@ __device__ __forceinline__ uint16_t f32_to_f16_bits(float f) {
     return static_cast<uint16_t>(sign | r);
 }
 
-// ---- eight consecutive floats per thread (the norms' and SWIGLU's layout: a Q8_32 block in 4 lanes) ----
+// ---- eight consecutive floats per thread (the norms' layout: a Q8_32 block in 4 lanes) ----
 // v[0..7] = p[i0 .. i0 + 7], zeros past n; two 16-byte loads when `vec` (p + i0 16-byte aligned).
 __device__ __forceinline__ void load_octet(const float* p, int64_t i0, int64_t n, bool vec, float (&v)[8]) {
     if (vec && i0 + 8 <= n) {
