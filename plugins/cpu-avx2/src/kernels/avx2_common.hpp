@@ -49,19 +49,6 @@ inline __m256i dot_u8_s8(__m256i u, __m256i s) noexcept {
 // pair stays within 2 * 128 * 127 = 32512.
 inline __m256i dot_s8_s8(__m256i w, __m256i a) noexcept { return dot_u8_s8(_mm256_abs_epi8(w), _mm256_sign_epi8(a, w)); }
 
-// The 32 activation codes of a grid-format sub-block with the signs of its four 8-bit sign masks
-// applied (byte g of `masks` holds elements 8g .. 8g + 7, bit e for element 8g + e): each mask byte
-// is spread over its 8 bytes and tested bit by bit, and a code is negated where its bit is set.
-// Codes are in [-127, 127] (Q8_32), so the negation never overflows.
-inline __m256i apply_sign_masks(__m256i codes, uint32_t masks) noexcept {
-    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
-                                            2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-    const __m256i bits = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
-    const __m256i set = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(masks)), spread), bits);
-    const __m256i negate = _mm256_cmpeq_epi8(set, bits);  // 0xFF where the element's bit is set
-    return _mm256_sign_epi8(codes, _mm256_or_si256(negate, _mm256_set1_epi8(1)));  // -1 or +1 per byte
-}
-
 inline int32_t hsum128(__m128i v) noexcept {
     v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4E));
     v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0xB1));

@@ -5,9 +5,8 @@
 //
 // As IQ2_XS (iq2_xs.cpp): a gather of the sub-block's four 8-byte grid entries, the sign bytes
 // applied to the activation, per-lane ls, the lanes summed; terms ((d * 0.125) * da) * float(isum).
+#include "kernels/grid_common.hpp"
 #include "kernels/row_group.hpp"
-
-#include "dense_quant_tables.h"
 
 namespace dense::cpuavx2 {
 
@@ -29,10 +28,8 @@ struct Iq2S : NoTail {
             const __m128i high = _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32(blk[66 + ib]), high_shift), _mm_set1_epi32(3));
             const __m128i index = _mm_or_si128(low, _mm_slli_epi32(high, 8));
             const __m256i mags = _mm256_i32gather_epi64(reinterpret_cast<const long long*>(dense_iq2s_grid), index, 8);
-            const uint32_t s = blk[74 + ib];
-            const __m256i ls = _mm256_blend_epi32(_mm256_set1_epi32(static_cast<int>(2 * (s & 15) + 1)),
-                                                  _mm256_set1_epi32(static_cast<int>(2 * (s >> 4) + 1)), 0xF0);
-            dots[ib] = _mm256_mullo_epi32(dot_u8_s8(mags, apply_sign_masks(load32(a + 32 * ib), masks)), ls);
+            dots[ib] = _mm256_mullo_epi32(dot_u8_s8(mags, apply_sign_masks(load32(a + 32 * ib), masks)),
+                                          iq2_lane_scales(blk[74 + ib]));
         }
         const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk) * 0.125f), q832_d8(act, n, sb));
         return _mm256_mul_ps(dd, _mm256_cvtepi32_ps(hsum8(dots)));

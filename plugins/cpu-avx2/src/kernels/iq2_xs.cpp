@@ -9,9 +9,8 @@
 // (groups 0, 1) are multiplied by their ls, lanes 4-7 (groups 2, 3) by theirs, and the lanes summed:
 // the block's sum of ls * t over its groups, exact. Terms ((d * 0.125) * da) * float(isum) for the
 // eight sub-blocks together.
+#include "kernels/grid_common.hpp"
 #include "kernels/row_group.hpp"
-
-#include "dense_quant_tables.h"
 
 namespace dense::cpuavx2 {
 
@@ -30,13 +29,9 @@ struct Iq2Xs : NoTail {
             const __m128i index = _mm_and_si128(_mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(qs))),
                                                 _mm_set1_epi32(511));
             const __m256i mags = _mm256_i32gather_epi64(reinterpret_cast<const long long*>(dense_iq2xs_grid), index, 8);
-            const uint32_t masks = dense_ksigns_iq2xs[qs[0] >> 9] | dense_ksigns_iq2xs[qs[1] >> 9] << 8 |
-                                   dense_ksigns_iq2xs[qs[2] >> 9] << 16 |
-                                   static_cast<uint32_t>(dense_ksigns_iq2xs[qs[3] >> 9]) << 24;
-            const uint32_t s = blk[66 + ib];
-            const __m256i ls = _mm256_blend_epi32(_mm256_set1_epi32(static_cast<int>(2 * (s & 15) + 1)),
-                                                  _mm256_set1_epi32(static_cast<int>(2 * (s >> 4) + 1)), 0xF0);
-            dots[ib] = _mm256_mullo_epi32(dot_u8_s8(mags, apply_sign_masks(load32(a + 32 * ib), masks)), ls);
+            const uint32_t masks = parity_sign_masks(qs[0] >> 9, qs[1] >> 9, qs[2] >> 9, qs[3] >> 9);
+            dots[ib] = _mm256_mullo_epi32(dot_u8_s8(mags, apply_sign_masks(load32(a + 32 * ib), masks)),
+                                          iq2_lane_scales(blk[66 + ib]));
         }
         const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk) * 0.125f), q832_d8(act, n, sb));
         return _mm256_mul_ps(dd, _mm256_cvtepi32_ps(hsum8(dots)));

@@ -7,9 +7,8 @@
 // element order; the activation's signs are flipped where the groups' sign bytes say
 // (apply_sign_masks), so an unsigned x signed dot gives the block's integer sum exactly (magnitudes
 // <= 15). Terms (d * da) * float(ls * t) for the eight sub-blocks together.
+#include "kernels/grid_common.hpp"
 #include "kernels/row_group.hpp"
-
-#include "dense_quant_tables.h"
 
 namespace dense::cpuavx2 {
 

@@ -8,9 +8,8 @@
 // sum exactly (magnitudes <= 62, codes in [-127, 127]: a pair stays far inside int16). The eight
 // sub-blocks' sums then sit in the lanes of one vector, and the terms ((d * 0.25) * da) * float(ls * t)
 // are formed together (row_group.hpp adds them to each row's sum in block order).
+#include "kernels/grid_common.hpp"
 #include "kernels/row_group.hpp"
-
-#include "dense_quant_tables.h"
 
 namespace dense::cpuavx2 {
 
@@ -29,9 +28,7 @@ struct Iq3Xxs : NoTail {
             const __m256i index = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk + 2 + 8 * ib)));
             const __m256i mags = _mm256_i32gather_epi32(reinterpret_cast<const int*>(dense_iq3xxs_grid), index, 4);
             const uint32_t w = words[ib];
-            const uint32_t masks = dense_ksigns_iq2xs[w & 127] | dense_ksigns_iq2xs[(w >> 7) & 127] << 8 |
-                                   dense_ksigns_iq2xs[(w >> 14) & 127] << 16 |
-                                   static_cast<uint32_t>(dense_ksigns_iq2xs[(w >> 21) & 127]) << 24;
+            const uint32_t masks = parity_sign_masks(w & 127, (w >> 7) & 127, (w >> 14) & 127, (w >> 21) & 127);
             dots[ib] = dot_u8_s8(mags, apply_sign_masks(load32(a + 32 * ib), masks));
         }
         const __m256i t = hsum8(dots);
