@@ -28,7 +28,7 @@ fi
 out=$root/build/sass
 mkdir -p "$out"
 /usr/local/cuda/bin/nvcc -DDENSE_CUDA_PACK_NAME=\"cuda-sm90\" -DDENSE_CUDA_PACK_VERSION=\"0.1.0\" -DDENSE_CUDA_TARGET_CC=90 \
-  -I"$root/plugins/cuda-common/src" -I"$root/runtime/include" -I"$root/build/plugins/generated" \
+  -I"$root/plugins/cuda-common/src" -I"$root/runtime/include" -I"${DENSE_GEN_DIR:-$root/build/plugins/generated}" \
   -O2 -DNDEBUG -arch=sm_90 -cubin -std=c++17 --fmad=false "$@" -o "$out/$name.cubin" \
   "$root/plugins/cuda-common/src/kernels/$name.cu"
 python3 - "$out/$name.cubin" "$out/$name.v7.cubin" <<'PY'

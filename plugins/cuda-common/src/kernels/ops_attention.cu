@@ -12,10 +12,18 @@
 //      with pair L; s = scale * (q . k), in fp32;
 //   2. online softmax: one warp per head, one position per lane: m' = max(m, max_tile s),
 //      p = exp(s - m'), l' = l * exp(m - m') + sum p;
-//   3. P.V: thread e owns output dim e (and e + 256, ...) of every head; a full tile loads its 32
-//      values of V[.][e] first (32 loads in flight), then o = o * exp(m - m') + sum_tile p V[.][e],
-//      the tile's terms summed in a register first.
+//   3. P.V: thread e owns output dim e (and e + 256, ...) of every head; every tile loads its 32
+//      values of V[.][e] first (32 loads in flight; rows past its end read as 0), then
+//      o = o * exp(m - m') + sum_tile p V[.][e], the tile's terms summed in a register first.
 // Each K/V element is read from memory by exactly one block, and used there for all its query heads.
+// Spread: where the history needs at most partitions / group partitions (a short history: 640
+// positions at the 27B shape with 64 partitions) and a KV head's query heads fit one block, block x
+// of the grid takes ONE query head (x % group) of partition x / group instead, so group times as many
+// blocks share the work and each runs the head loops once: at a 1-128 position history the grouped
+// blocks (4 of 256 working) took ~15-20 us each, a serial chain of ~3,000 instructions per warp
+// through cold instruction cache (ncu, session 22). Each K/V element is then read by `group` blocks
+// (from L2). Every head's sums are formed as in the grouped block (its partials, the reduce-scatter
+// tree of its (position, head) pair, its softmax and P.V), so spread or not, the same bits.
 // Before a tile, the block asks L2 for the K and V rows of the tile kAhead tiles later
 // (prefetch.global.L2, one 128-byte line per thread): the three phases of a tile each wait for
 // their loads behind a barrier, so without it a block has at most one tile's rows in flight and
@@ -281,9 +289,12 @@ __device__ __forceinline__ void tile_softmax(const Shared& s, int nh) {
     }
 }
 
-// o = o * c + sum_tile p V for the block's heads. Thread e owns dims e, e + blockDim, ... A full tile
-// loads its 32 values of V[.][e] first (32 loads in flight per thread) and reads the probabilities as
-// float4; the partial last tile of a partition takes the plain loop.
+// o = o * c + sum_tile p V for the block's heads. Thread e owns dims e, e + blockDim, ... Every tile
+// loads its 32 values of V[.][e] first (32 loads in flight per thread; rows past the tile's end are
+// not read and count as 0) and reads the probabilities as float4. A partial tile used to take a
+// loop of tile_len dependent load-then-FMA iterations: at short histories every step ends in one,
+// and its loads ran one latency after another. The sum is the same: positions past the end have
+// p = exp(-inf) = 0, so their terms fma(0, 0, sum) leave it unchanged (a -0 sum may become +0).
 template <class E>
 __device__ __forceinline__ void tile_pv(const AttnArgs& a, const Shared& s, const E* vc, int64_t g, int nh,
                                         int64_t t0, int tile_len) {
@@ -294,32 +305,23 @@ __device__ __forceinline__ void tile_pv(const AttnArgs& a, const Shared& s, cons
 #pragma unroll
         for (int hh = 0; hh < kHB; ++hh) acc[hh] = 0.0f;
         const E* vcol = vc + (t0 * a.hkv + g) * d + e;
-        if (tile_len == kAttnTile) {
-            float v[kAttnTile];
+        float v[kAttnTile];
 #pragma unroll
-            for (int r = 0; r < kAttnTile; ++r) v[r] = cache_value(vcol[r * row_step]);
+        for (int r = 0; r < kAttnTile; ++r) v[r] = r < tile_len ? cache_value(vcol[r * row_step]) : 0.0f;
 #pragma unroll
-            for (int hh = 0; hh < kHB; ++hh) {
-                if (hh < nh) {
-                    const float4* p4 = reinterpret_cast<const float4*>(s.p + hh * kAttnTile);
-                    float sum = 0.0f;
+        for (int hh = 0; hh < kHB; ++hh) {
+            if (hh < nh) {
+                const float4* p4 = reinterpret_cast<const float4*>(s.p + hh * kAttnTile);
+                float sum = 0.0f;
 #pragma unroll
-                    for (int r4 = 0; r4 < kAttnTile / 4; ++r4) {
-                        const float4 pv = p4[r4];
-                        sum = __fmaf_rn(pv.x, v[4 * r4], sum);
-                        sum = __fmaf_rn(pv.y, v[4 * r4 + 1], sum);
-                        sum = __fmaf_rn(pv.z, v[4 * r4 + 2], sum);
-                        sum = __fmaf_rn(pv.w, v[4 * r4 + 3], sum);
-                    }
-                    acc[hh] = sum;
+                for (int r4 = 0; r4 < kAttnTile / 4; ++r4) {
+                    const float4 pv = p4[r4];
+                    sum = __fmaf_rn(pv.x, v[4 * r4], sum);
+                    sum = __fmaf_rn(pv.y, v[4 * r4 + 1], sum);
+                    sum = __fmaf_rn(pv.z, v[4 * r4 + 2], sum);
+                    sum = __fmaf_rn(pv.w, v[4 * r4 + 3], sum);
                 }
-            }
-        } else {
-            for (int r = 0; r < tile_len; ++r) {
-                const float v = cache_value(vcol[r * row_step]);
-#pragma unroll
-                for (int hh = 0; hh < kHB; ++hh)
-                    if (hh < nh) acc[hh] = __fmaf_rn(s.p[hh * kAttnTile + r], v, acc[hh]);
+                acc[hh] = sum;
             }
         }
 #pragma unroll
@@ -360,18 +362,27 @@ __global__ void __launch_bounds__(kAttnThreads, 2) attn_partition_kernel(AttnArg
     const int64_t d = a.d;
     const int64_t g = blockIdx.y;
     const int64_t group = a.hq / a.hkv;
-    const int64_t first = static_cast<int64_t>(blockIdx.z - token * plan.head_blocks) * plan.heads_per_block;
-    const int nh = static_cast<int>(group - first < plan.heads_per_block ? group - first : plan.heads_per_block);
-    const int64_t h0 = g * group + first;  // first query head of this block
+    int64_t first = static_cast<int64_t>(blockIdx.z - token * plan.head_blocks) * plan.heads_per_block;
+    int nh = static_cast<int>(group - first < plan.heads_per_block ? group - first : plan.heads_per_block);
     const int64_t n = *a.n_kv;
     if (!n_kv_valid(n, a.n_ctx)) {
         if (blockIdx.x == 0)
-            for (int64_t i = threadIdx.x; i < nh * d; i += blockDim.x) a.out[h0 * d + i] = __int_as_float(0x7FC00000);
+            for (int64_t i = threadIdx.x; i < nh * d; i += blockDim.x) a.out[(g * group + first) * d + i] = __int_as_float(0x7FC00000);
         return;
     }
     const AttnSplit split = attn_split(n, plan.partitions);
-    if (static_cast<int>(blockIdx.x) >= split.used) return;  // whole block: no barrier is skipped
-    const int64_t start = static_cast<int64_t>(blockIdx.x) * split.chunk;
+    int64_t part = blockIdx.x;  // the block's partition of the history
+    if (plan.head_blocks == 1 && static_cast<int64_t>(split.used) * group <= plan.partitions) {
+        // Spread (see the top of this file): a short history leaves most of the grid idle, so block x
+        // takes query head x % group of partition x / group alone.
+        const int grp = static_cast<int>(group);  // <= 8 here: a 32-bit division
+        part = static_cast<int>(blockIdx.x) / grp;
+        first = static_cast<int>(blockIdx.x) - part * grp;
+        nh = 1;
+    }
+    if (part >= split.used) return;  // whole block: no barrier is skipped
+    const int64_t h0 = g * group + first;  // first query head of this block
+    const int64_t start = part * split.chunk;
     const int64_t end = start + split.chunk < n ? start + split.chunk : n;
 
     const Shared s = carve(smem, plan.heads_per_block, d);
@@ -411,7 +422,7 @@ __global__ void __launch_bounds__(kAttnThreads, 2) attn_partition_kernel(AttnArg
         return;
     }
     const Partials w = partials(a, plan.partitions);
-    const int64_t row = static_cast<int64_t>(blockIdx.x) * a.hq + h0;  // (partition, first head)
+    const int64_t row = part * a.hq + h0;  // (partition, first head)
     for (int64_t i = threadIdx.x; i < nh * d; i += blockDim.x) w.o[row * d + i] = s.o[i];
     if (threadIdx.x < static_cast<unsigned>(nh)) {
         w.m[row + threadIdx.x] = s.m[threadIdx.x];
@@ -432,8 +443,8 @@ __global__ void __launch_bounds__(kAttnMaxPartitions) attn_merge_kernel(AttnArgs
     constexpr int kMergeWarps = kAttnMaxPartitions / 32;
     __shared__ double weight[kAttnMaxPartitions];
     __shared__ double warp_acc[kMergeWarps][kMergeDims];
-    __shared__ float fscratch[33];
-    __shared__ double dscratch[33];
+    __shared__ float fscratch[32];
+    __shared__ double dscratch[32];
     const int64_t n = *a.n_kv;
     if (!n_kv_valid(n, a.n_ctx)) return;  // kernel 1 wrote NaN
     const AttnSplit split = attn_split(n, plan.partitions);
