@@ -269,8 +269,9 @@ if [ "${DENSE_BENCH:-1}" != 0 ]; then
     # against the device's free-memory count, and nvidia-smi samples the used memory meanwhile (its
     # maximum is the peak the driver saw). Then llama.cpp with a partial offload (-ngl) on the same file.
     # Env: DENSE_BUDGETS (default "16GiB 12GiB 8GiB", empty = skip), DENSE_BUDGET_CONTEXTS (default
-    # "4096 32768"), DENSE_BUS_SHARES (default "0": --bus-read-share values, each run at every budget
-    # and context), DENSE_BUDGET_ARGS (default "-p 0 -n 16 -d 0,8192 -r 1"), DENSE_PEER_NGL (default
+    # "4096 32768"), DENSE_BUS_SHARES (default "auto", the run configs' default: --bus-read-share
+    # values, each run at every budget and context; "0" = the CPU reads every host row),
+    # DENSE_BUDGET_ARGS (default "-p 0 -n 16 -d 0,8192 -r 1"), DENSE_PEER_NGL (default
     # "99,50,33": llama-bench's layer counts, chosen by the arithmetic in docs/perf-notes.md),
     # DENSE_PEER_DEPTHS (default "0,8192": the depths of those llama.cpp runs).
     budgets=${DENSE_BUDGETS-16GiB 12GiB 8GiB}
@@ -283,7 +284,7 @@ if [ "${DENSE_BENCH:-1}" != 0 ]; then
       printf 'model: %s\nkeep_page_cache: true\n' "$model" >"$budget_cfg"
       for b in $budgets; do
         for c in ${DENSE_BUDGET_CONTEXTS:-4096 32768}; do
-         for bus in ${DENSE_BUS_SHARES:-0}; do
+         for bus in ${DENSE_BUS_SHARES:-auto}; do
           tag="$b ctx $c bus $bus"
           run=$b-$c-bus$bus
           smi=$logs/smi-$run.csv

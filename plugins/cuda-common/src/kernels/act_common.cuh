@@ -36,11 +36,8 @@ __device__ __forceinline__ float warp_max(float v) {
     return v;
 }
 
-// Sum over the block; every thread gets the result. `scratch` is shared memory for 32 values of T.
-// Ends with a barrier, so scratch may be reused right after. Every warp adds the warps' partials
-// itself, in the same fixed order, so all threads get the same bits without a broadcast through
-// shared memory: one barrier and one serial warp-0 phase fewer than a reduce-then-broadcast, on the
-// critical path of every norm (one block per row at batch 1).
+// Sum over the block; every thread gets the result. `scratch` is shared memory for 33 values of T.
+// Ends with a barrier, so scratch may be reused right after.
 template <class T>
 __device__ __forceinline__ T block_sum(T v, T* scratch) {
     const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
@@ -48,7 +45,13 @@ __device__ __forceinline__ T block_sum(T v, T* scratch) {
     v = warp_sum(v);
     if (lane == 0) scratch[warp] = v;
     __syncthreads();
-    const T total = warp_sum(lane < n_warps ? scratch[lane] : T(0));
+    if (warp == 0) {
+        T t = lane < n_warps ? scratch[lane] : T(0);
+        t = warp_sum(t);
+        if (lane == 0) scratch[32] = t;
+    }
+    __syncthreads();
+    const T total = scratch[32];
     __syncthreads();
     return total;
 }
@@ -60,7 +63,13 @@ __device__ __forceinline__ float block_max(float v, float* scratch) {
     v = warp_max(v);
     if (lane == 0) scratch[warp] = v;
     __syncthreads();
-    const float total = warp_max(lane < n_warps ? scratch[lane] : -INFINITY);
+    if (warp == 0) {
+        float t = lane < n_warps ? scratch[lane] : -INFINITY;
+        t = warp_max(t);
+        if (lane == 0) scratch[32] = t;
+    }
+    __syncthreads();
+    const float total = scratch[32];
     __syncthreads();
     return total;
 }

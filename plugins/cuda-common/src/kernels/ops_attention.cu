@@ -16,14 +16,17 @@
 //      values of V[.][e] first (32 loads in flight; rows past its end read as 0), then
 //      o = o * exp(m - m') + sum_tile p V[.][e], the tile's terms summed in a register first.
 // Each K/V element is read from memory by exactly one block, and used there for all its query heads.
-// Spread: where the history needs at most partitions / group partitions (a short history: 640
-// positions at the 27B shape with 64 partitions) and a KV head's query heads fit one block, block x
-// of the grid takes ONE query head (x % group) of partition x / group instead, so group times as many
-// blocks share the work and each runs the head loops once: at a 1-128 position history the grouped
-// blocks (4 of 256 working) took ~15-20 us each, a serial chain of ~3,000 instructions per warp
-// through cold instruction cache (ncu, session 22). Each K/V element is then read by `group` blocks
-// (from L2). Every head's sums are formed as in the grouped block (its partials, the reduce-scatter
-// tree of its (position, head) pair, its softmax and P.V), so spread or not, the same bits.
+// Spread: in a one-token call (decode) where the history needs at most partitions / group partitions
+// (a short history: 640 positions at the 27B shape with 64 partitions) and a KV head's query heads
+// fit one block, block x of the grid takes ONE query head (x % group) of partition x / group
+// instead, so group times as many blocks share the work and each runs the head loops once: at a
+// 1-128 position history the grouped blocks (4 of 256 working) took ~15-20 us each, a serial chain
+// of ~3,000 instructions per warp through cold instruction cache (ncu, session 22). Each K/V
+// element is then read by `group` blocks (from L2). Every head's sums are formed as in the grouped
+// block (its partials, the reduce-scatter tree of its (position, head) pair, its softmax and P.V),
+// so spread or not, the same bits. A batched prompt step has blocks enough (the token axis) and is
+// bound by total work, which spread multiplies (each block's tile work is per head, not per
+// group), so it keeps the grouped blocks.
 // Before a tile, the block asks L2 for the K and V rows of the tile kAhead tiles later
 // (prefetch.global.L2, one 128-byte line per thread): the three phases of a tile each wait for
 // their loads behind a barrier, so without it a block has at most one tile's rows in flight and
@@ -289,12 +292,34 @@ __device__ __forceinline__ void tile_softmax(const Shared& s, int nh) {
     }
 }
 
+// acc[hh] = sum_r p[hh][r] v[r] over the tile's 32 positions for the block's heads, in position
+// order (probabilities read as float4).
+__device__ __forceinline__ void tile_pv_sums(const Shared& s, int nh, const float (&v)[kAttnTile], float (&acc)[kHB]) {
+#pragma unroll
+    for (int hh = 0; hh < kHB; ++hh) {
+        if (hh < nh) {
+            const float4* p4 = reinterpret_cast<const float4*>(s.p + hh * kAttnTile);
+            float sum = 0.0f;
+#pragma unroll
+            for (int r4 = 0; r4 < kAttnTile / 4; ++r4) {
+                const float4 pv = p4[r4];
+                sum = __fmaf_rn(pv.x, v[4 * r4], sum);
+                sum = __fmaf_rn(pv.y, v[4 * r4 + 1], sum);
+                sum = __fmaf_rn(pv.z, v[4 * r4 + 2], sum);
+                sum = __fmaf_rn(pv.w, v[4 * r4 + 3], sum);
+            }
+            acc[hh] = sum;
+        }
+    }
+}
+
 // o = o * c + sum_tile p V for the block's heads. Thread e owns dims e, e + blockDim, ... Every tile
-// loads its 32 values of V[.][e] first (32 loads in flight per thread; rows past the tile's end are
-// not read and count as 0) and reads the probabilities as float4. A partial tile used to take a
-// loop of tile_len dependent load-then-FMA iterations: at short histories every step ends in one,
-// and its loads ran one latency after another. The sum is the same: positions past the end have
-// p = exp(-inf) = 0, so their terms fma(0, 0, sum) leave it unchanged (a -0 sum may become +0).
+// loads its 32 values of V[.][e] first (32 loads in flight per thread), then tile_pv_sums. A partial
+// tile reads only its rows and takes 0 for the rest; their p = exp(-inf) = 0, so the sums are those
+// of its own positions (a -0 sum may become +0). It used to take a loop of tile_len load-then-FMA
+// iterations, one latency per position, and at short histories every step ends in such a tile. Full
+// tiles keep their own unpredicated loads: in batched prompt steps at depth (compute-bound) the
+// predicated form measured ~4 % slower at depth 4096 (session 22, together with another change).
 template <class E>
 __device__ __forceinline__ void tile_pv(const AttnArgs& a, const Shared& s, const E* vc, int64_t g, int nh,
                                         int64_t t0, int tile_len) {
@@ -306,23 +331,14 @@ __device__ __forceinline__ void tile_pv(const AttnArgs& a, const Shared& s, cons
         for (int hh = 0; hh < kHB; ++hh) acc[hh] = 0.0f;
         const E* vcol = vc + (t0 * a.hkv + g) * d + e;
         float v[kAttnTile];
+        if (tile_len == kAttnTile) {
 #pragma unroll
-        for (int r = 0; r < kAttnTile; ++r) v[r] = r < tile_len ? cache_value(vcol[r * row_step]) : 0.0f;
+            for (int r = 0; r < kAttnTile; ++r) v[r] = cache_value(vcol[r * row_step]);
+            tile_pv_sums(s, nh, v, acc);
+        } else {
 #pragma unroll
-        for (int hh = 0; hh < kHB; ++hh) {
-            if (hh < nh) {
-                const float4* p4 = reinterpret_cast<const float4*>(s.p + hh * kAttnTile);
-                float sum = 0.0f;
-#pragma unroll
-                for (int r4 = 0; r4 < kAttnTile / 4; ++r4) {
-                    const float4 pv = p4[r4];
-                    sum = __fmaf_rn(pv.x, v[4 * r4], sum);
-                    sum = __fmaf_rn(pv.y, v[4 * r4 + 1], sum);
-                    sum = __fmaf_rn(pv.z, v[4 * r4 + 2], sum);
-                    sum = __fmaf_rn(pv.w, v[4 * r4 + 3], sum);
-                }
-                acc[hh] = sum;
-            }
+            for (int r = 0; r < kAttnTile; ++r) v[r] = r < tile_len ? cache_value(vcol[r * row_step]) : 0.0f;
+            tile_pv_sums(s, nh, v, acc);
         }
 #pragma unroll
         for (int hh = 0; hh < kHB; ++hh)
@@ -367,12 +383,13 @@ __global__ void __launch_bounds__(kAttnThreads, 2) attn_partition_kernel(AttnArg
     const int64_t n = *a.n_kv;
     if (!n_kv_valid(n, a.n_ctx)) {
         if (blockIdx.x == 0)
-            for (int64_t i = threadIdx.x; i < nh * d; i += blockDim.x) a.out[(g * group + first) * d + i] = __int_as_float(0x7FC00000);
+            for (int64_t i = threadIdx.x; i < nh * d; i += blockDim.x)
+                a.out[(g * group + first) * d + i] = __int_as_float(0x7FC00000);
         return;
     }
     const AttnSplit split = attn_split(n, plan.partitions);
     int64_t part = blockIdx.x;  // the block's partition of the history
-    if (plan.head_blocks == 1 && static_cast<int64_t>(split.used) * group <= plan.partitions) {
+    if (all.tokens == 1 && plan.head_blocks == 1 && static_cast<int64_t>(split.used) * group <= plan.partitions) {
         // Spread (see the top of this file): a short history leaves most of the grid idle, so block x
         // takes query head x % group of partition x / group alone.
         const int grp = static_cast<int>(group);  // <= 8 here: a 32-bit division
@@ -443,8 +460,8 @@ __global__ void __launch_bounds__(kAttnMaxPartitions) attn_merge_kernel(AttnArgs
     constexpr int kMergeWarps = kAttnMaxPartitions / 32;
     __shared__ double weight[kAttnMaxPartitions];
     __shared__ double warp_acc[kMergeWarps][kMergeDims];
-    __shared__ float fscratch[32];
-    __shared__ double dscratch[32];
+    __shared__ float fscratch[33];
+    __shared__ double dscratch[33];
     const int64_t n = *a.n_kv;
     if (!n_kv_valid(n, a.n_ctx)) return;  // kernel 1 wrote NaN
     const AttnSplit split = attn_split(n, plan.partitions);

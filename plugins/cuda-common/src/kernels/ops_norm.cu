@@ -31,7 +31,7 @@ inline constexpr int kPer = 8;
 
 template <NormKind K>
 __global__ void norm_rows_kernel(NormArgs a) {
-    __shared__ float scratch[32];
+    __shared__ float scratch[33];
     const int t = static_cast<int>(threadIdx.x);
     const int64_t i0 = static_cast<int64_t>(t) * kPer;
     // Rows start 16-byte aligned when the base is and the row strides are multiples of 4 floats.
@@ -87,7 +87,7 @@ template <NormKind K>
 __global__ void norm_long_rows_kernel(NormArgs a) {
     wait_for_producers();
     allow_consumers();
-    __shared__ float scratch[32];
+    __shared__ float scratch[33];
     const float n_f = static_cast<float>(a.n);
     for (int64_t r = blockIdx.x; r < a.rows * a.tokens; r += gridDim.x) {
         const int64_t tok = r / a.rows, rr = r - tok * a.rows;
