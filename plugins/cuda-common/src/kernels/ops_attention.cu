@@ -318,8 +318,8 @@ __device__ __forceinline__ void tile_pv_sums(const Shared& s, int nh, const floa
 // tile reads only its rows and takes 0 for the rest; their p = exp(-inf) = 0, so the sums are those
 // of its own positions (a -0 sum may become +0). It used to take a loop of tile_len load-then-FMA
 // iterations, one latency per position, and at short histories every step ends in such a tile. Full
-// tiles keep their own unpredicated loads: in batched prompt steps at depth (compute-bound) the
-// predicated form measured ~4 % slower at depth 4096 (session 22, together with another change).
+// tiles keep their own unpredicated loads: a build that predicated them too (and changed block_sum)
+// ran batched prompt steps at depth 4096, which are compute-bound, ~4 % slower (session 22).
 template <class E>
 __device__ __forceinline__ void tile_pv(const AttnArgs& a, const Shared& s, const E* vc, int64_t g, int nh,
                                         int64_t t0, int tile_len) {
