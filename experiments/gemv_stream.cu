@@ -19,6 +19,8 @@
 //   formats: iq4_xs q4_k q5_k q6_k iq3_s iq3_xxs, and the session-18 code of two formats, for A/Bs in
 //   one run (same sums, same bits): iq4_xs_lookup (lookup16 codes against today's sign split) and
 //   q6_k_sub (sub_bytes codes against today's activation-sum correction).
+// Session 22: the ring formats (q6_k, iq3_s, iq3_xxs) get the lane-split and streamed variants too,
+// reading their 2-byte-aligned fields straight from global memory.
 // Since the streamed GEMV shipped (session 18), "pack" is that kernel for Q4_K / Q5_K / IQ4_XS on
 // >= 4096 rows, so the `k` variants (the old order) no longer print "= pack, bit for bit" there; the
 // numbers in docs/perf-notes.md were taken before, against the direct kernel.
@@ -438,6 +440,21 @@ void run_format(const Fmt& f, const std::vector<std::pair<int64_t, int64_t>>& sh
             variants.push_back({"s8 r2 u2 b3", [&](const GemvLaunch& c) { launch_stream<Dot, 8, 2, 2, 3>(c, stream); }, true});
             variants.push_back({"s8 r1 u2 b3", [&](const GemvLaunch& c) { launch_stream<Dot, 8, 1, 2, 3>(c, stream); }, true});
             variants.push_back({"s8 r2 u4 b2", [&](const GemvLaunch& c) { launch_stream<Dot, 8, 2, 4, 2>(c, stream); }, true});
+        } else {
+            // Session 22: the ring formats (2-byte-aligned blocks: Q6_K, IQ3_S, IQ3_XXS) read straight
+            // from global memory, each field by aligned 32-bit loads and funnel shifts (ld_words<2>),
+            // with no shared-memory ring and no block barrier. The pack's Q6_K ring kernel at ssm_out
+            // (5120 x 6144) issued ~0.43 instructions per cycle per scheduler with ~5 warps each (ncu):
+            // latency-bound. "k" keeps the pack's summation order (its ks, contiguous slices), so a
+            // winner there is bit for bit the GEMV and its GEMMs need no change; "s" is the streamed
+            // order (8 strided slices), which the GEMMs would have to follow.
+            variants.push_back({"k r1 u4 b3", [&](const GemvLaunch& c) { launch_lanesplit<Dot, 1, 4, 3>(c, stream); }, true});
+            variants.push_back({"k r2 u2 b3", [&](const GemvLaunch& c) { launch_lanesplit<Dot, 2, 2, 3>(c, stream); }, true});
+            variants.push_back({"k r1 u2 b4", [&](const GemvLaunch& c) { launch_lanesplit<Dot, 1, 2, 4>(c, stream); }, true});
+            variants.push_back({"s8 r1 u4 b3", [&](const GemvLaunch& c) { launch_stream<Dot, 8, 1, 4, 3>(c, stream); }, true});
+            variants.push_back({"s8 r2 u2 b3", [&](const GemvLaunch& c) { launch_stream<Dot, 8, 2, 2, 3>(c, stream); }, true});
+            variants.push_back({"s8 r1 u2 b4", [&](const GemvLaunch& c) { launch_stream<Dot, 8, 1, 2, 4>(c, stream); }, true});
+            variants.push_back({"s4 r2 u2 b3", [&](const GemvLaunch& c) { launch_stream<Dot, 4, 2, 2, 3>(c, stream); }, true});
         }
         for (auto& v : variants) {
             GemvLaunch c{};
