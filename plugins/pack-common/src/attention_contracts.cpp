@@ -1,5 +1,8 @@
 #include "dense/pack_common/attention_contracts.hpp"
 
+#include "dense/pack_common/call_checks.hpp"
+#include "dense/pack_common/view_checks.hpp"
+
 #include <cmath>
 
 namespace dense::pack_common {
@@ -16,6 +19,112 @@ std::string check_rope_params(const dense_rope_params& p, int64_t head_dim) {
     if (!std::isfinite(p.freq_scale) || p.freq_scale <= 0.0f)
         return "params freq_scale = " + std::to_string(p.freq_scale) + " must be finite and > 0";
     return {};
+}
+
+std::string check_rope(const dense_op_call& c, RopeCall& out) {
+    int64_t& head_dim = out.head_dim;
+    int64_t& heads = out.heads;
+    int64_t& tokens = out.tokens;
+    return first_error(
+        [&] { return check_3d(c.src[0], "src0 (x)"); },
+        [&] {
+            head_dim = c.src[0].ne[0];
+            heads = c.src[0].ne[1];
+            tokens = c.src[0].ne[2];
+            return check_token_slices(c.src[0], "src0 (x)", DENSE_TYPE_F32, head_dim, heads, tokens, Rows::Strided);
+        },
+        [&] { return check_matrix(c.src[1], "src1 (position)", DENSE_TYPE_I32, tokens, 1, Rows::Contiguous); },
+        [&] { return check_token_slices(c.dst[0], "dst", DENSE_TYPE_F32, head_dim, heads, tokens, Rows::Strided); },
+        [&] { return check_alias_or_disjoint(c.dst[0], "dst", c.src[0], "src0 (x)"); },
+        [&] { return check_disjoint(c.dst[0], "dst", c.src[1], "src1 (position)"); },
+        [&] {
+            return read_params(c, "dense_rope_params", DENSE_PACK_FIELD_END(dense_rope_params, freq_scale),
+                               &out.params);
+        },
+        [&] { return check_rope_params(out.params, head_dim); });
+}
+
+std::string check_kv_store(const dense_op_call& c, KvStoreCall& out) {
+    static const char* const src_roles[] = {"src0 (k)", "src1 (v)", "src2 (position)"};
+    static const char* const dst_roles[] = {"dst0 (K cache)", "dst1 (V cache)"};
+    int64_t& d = out.d;
+    int64_t& hkv = out.hkv;
+    int64_t& tokens = out.tokens;
+    return first_error(
+        [&] { return check_3d(c.src[0], "src0 (k)"); },
+        [&] {
+            d = c.src[0].ne[0];
+            hkv = c.src[0].ne[1];
+            tokens = c.src[0].ne[2];
+            return check_token_slices(c.src[0], "src0 (k)", DENSE_TYPE_F32, d, hkv, tokens, Rows::Contiguous);
+        },
+        [&] { return check_token_slices(c.src[1], "src1 (v)", DENSE_TYPE_F32, d, hkv, tokens, Rows::Contiguous); },
+        [&]() -> std::string {  // dense_abi.h: token t's k and v start at t * d * hkv (contiguous tokens)
+            for (int i = 0; i < 2; ++i)
+                if (tokens > 1 && c.src[i].nb[2] != d * hkv * 4)
+                    return std::string(src_roles[i]) + ": token stride nb[2] = " + std::to_string(c.src[i].nb[2]) +
+                           ", expected " + std::to_string(d * hkv * 4) + " (contiguous tokens)";
+            return {};
+        },
+        [&] { return check_matrix(c.src[2], "src2 (position)", DENSE_TYPE_I32, tokens, 1, Rows::Contiguous); },
+        [&] { return check_cache(c.dst[0], "dst0 (K cache)", d, hkv); },
+        [&] { return check_cache(c.dst[1], "dst1 (V cache)", d, hkv); },
+        [&]() -> std::string {
+            if (c.dst[1].type != c.dst[0].type || c.dst[1].ne[2] != c.dst[0].ne[2])
+                return "dst1 (V cache) differs from dst0 (K cache) in type or n_ctx";
+            return {};
+        },
+        [&] { return check_outputs_apart(c, src_roles, dst_roles); });
+}
+
+std::string check_attn_decode(const dense_op_call& c, AttnDecodeCall& out) {
+    static const char* const src_roles[] = {"src0 (q)", "src1 (K cache)", "src2 (V cache)", "src3 (n_kv)",
+                                            "src4 (gate)"};
+    static const char* const dst_roles[] = {"dst"};
+    int64_t& d = out.d;
+    int64_t& hq = out.hq;
+    int64_t& hkv = out.hkv;
+    int64_t& tokens = out.tokens;
+    out.gated = c.n_src == 5;
+    return first_error(
+        [&] { return check_3d(c.src[0], "src0 (q)"); },
+        [&] {
+            d = c.src[0].ne[0];
+            hq = c.src[0].ne[1];
+            tokens = c.src[0].ne[2];
+            return check_token_slices(c.src[0], "src0 (q)", DENSE_TYPE_F32, d, hq, tokens, Rows::Strided);
+        },
+        [&] {
+            hkv = c.src[1].ne[1];
+            return check_cache(c.src[1], "src1 (K cache)", d, hkv);
+        },
+        [&]() -> std::string {
+            if (hq % hkv != 0)
+                return "Hq = " + std::to_string(hq) + " query heads are not a multiple of Hkv = " +
+                       std::to_string(hkv) + " KV heads";
+            return {};
+        },
+        [&] { return check_cache(c.src[2], "src2 (V cache)", d, hkv); },
+        [&]() -> std::string {
+            if (c.src[2].type != c.src[1].type || c.src[2].ne[2] != c.src[1].ne[2])
+                return "src2 (V cache) differs from src1 (K cache) in type or n_ctx";
+            return {};
+        },
+        [&] { return check_matrix(c.src[3], "src3 (n_kv)", DENSE_TYPE_I32, tokens, 1, Rows::Contiguous); },
+        [&] {
+            return out.gated
+                       ? check_token_slices(c.src[4], "src4 (gate)", DENSE_TYPE_F32, d, hq, tokens, Rows::Strided)
+                       : "";
+        },
+        [&] { return check_token_slices(c.dst[0], "dst", DENSE_TYPE_F32, d, hq, tokens, Rows::Contiguous); },
+        [&] { return check_outputs_apart(c, src_roles, dst_roles); },
+        [&] {
+            return read_params(c, "dense_attn_params", DENSE_PACK_FIELD_END(dense_attn_params, scale), &out.params);
+        },
+        [&]() -> std::string {
+            if (!std::isfinite(out.params.scale)) return "params scale is not finite";
+            return {};
+        });
 }
 
 }  // namespace dense::pack_common
