@@ -1,6 +1,7 @@
 // The checks every op family of this pack runs on a dense_op_call before its own: reading the call
 // as this pack's ABI knows it, the source/destination counts, and running a list of checks up to the
-// first failure. One copy for dequant_ops, gemv_ops and the activation ops.
+// first failure. One copy for dequant_ops, gemv_ops, gemm_ops and the activation ops (prepared_op.hpp
+// wraps the first three's callbacks).
 #pragma once
 
 #include <dense/abi/dense_abi.h>

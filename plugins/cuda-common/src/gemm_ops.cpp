@@ -5,6 +5,7 @@
 #include "cuda_status.hpp"
 #include "gemv_ops.hpp"
 #include "kernels/gemv_launchers.hpp"
+#include "prepared_op.hpp"
 #include "view_checks.hpp"
 
 #include <dense/sdk/pack.hpp>
@@ -125,45 +126,29 @@ std::string validate(const OpContext& ctx, const dense_op_call& c, GemmLaunch& g
     return {};
 }
 
-Verdict prepare(const OpContext& ctx, const dense_op_call* raw, dense_op_call& call, GemmLaunch& g) {
-    if (Verdict v = read_call(raw, ctx.kind, call); v.status != DENSE_OK) return v;
-    if (std::string err = validate(ctx, call, g); !err.empty()) return invalid(std::move(err));
+// A call that passed validation: the call as read, and its launch.
+struct Prepared {
+    dense_op_call call{};
+    GemmLaunch g;
+};
+
+Verdict prepare(const OpContext& ctx, const dense_op_call* raw, Prepared& p) {
+    if (Verdict v = read_call(raw, ctx.kind, p.call); v.status != DENSE_OK) return v;
+    if (std::string err = validate(ctx, p.call, p.g); !err.empty()) return invalid(std::move(err));
     return {};
 }
 
-uint32_t supports_cb(void* user, const dense_op_call* call) noexcept {
-    try {
-        const auto* ctx = static_cast<const OpContext*>(user);
-        if (ctx == nullptr) return 0;
-        dense_op_call c{};
-        GemmLaunch g;
-        return prepare(*ctx, call, c, g).status == DENSE_OK ? 1u : 0u;
-    } catch (...) {
-        return 0;
-    }
-}
-
-dense_status run_cb(void* user, const dense_op_call* call) noexcept {
-    const auto* ctx = static_cast<const OpContext*>(user);
-    if (ctx == nullptr) return DENSE_E_INVALID_ARGUMENT;
-    return dense::sdk::guarded(ctx->pack->host, ctx->name.c_str(), [&]() -> dense_status {
-        dense_op_call c{};
-        GemmLaunch g;
-        const Verdict v = prepare(*ctx, call, c, g);
-        if (v.status != DENSE_OK) {
-            ctx->pack->host.error(ctx->name + ": " + v.error);
-            return v.status;
-        }
-        const dense_status s = use_device(ctx->pack->host, ctx->name, c.dst[0].device_index);
-        if (s != DENSE_OK) return s;
-        const Launchers l = launchers(ctx->format->type);
-        const auto stream = static_cast<cudaStream_t>(c.stream);
-        const cudaError_t err = g.cols == 1 && l.gemv != nullptr ? l.gemv(&g.matrix, 1, stream) : l.gemm(g, stream);
-        return report_cuda(ctx->pack->host, ctx->name,
-                           "kernel launch ({" + std::to_string(g.matrix.in) + ", " + std::to_string(g.matrix.out) +
-                               "} x " + std::to_string(g.cols) + " columns)",
-                           err);
-    });
+dense_status execute(const OpContext& ctx, const Prepared& p) {
+    const dense_status s = use_device(ctx.pack->host, ctx.name, p.call.dst[0].device_index);
+    if (s != DENSE_OK) return s;
+    const GemmLaunch& g = p.g;
+    const Launchers l = launchers(ctx.format->type);
+    const auto stream = static_cast<cudaStream_t>(p.call.stream);
+    const cudaError_t err = g.cols == 1 && l.gemv != nullptr ? l.gemv(&g.matrix, 1, stream) : l.gemm(g, stream);
+    return report_cuda(ctx.pack->host, ctx.name,
+                       "kernel launch ({" + std::to_string(g.matrix.in) + ", " + std::to_string(g.matrix.out) +
+                           "} x " + std::to_string(g.cols) + " columns)",
+                       err);
 }
 
 dense_op_impl make_op_impl(OpContext& ctx) noexcept {
@@ -175,8 +160,8 @@ dense_op_impl make_op_impl(OpContext& ctx) noexcept {
     impl.priority = kPriority;
     impl.name = ctx.name.c_str();
     impl.user = &ctx;
-    impl.supports = supports_cb;
-    impl.run = run_cb;
+    impl.supports = PreparedOp<Prepared, prepare, execute>::supports;
+    impl.run = PreparedOp<Prepared, prepare, execute>::run;
     impl.workspace_bytes = nullptr;  // needs none
     return impl;
 }

@@ -5,6 +5,7 @@
 #include "call_envelope.hpp"
 #include "cuda_status.hpp"
 #include "kernels/gemv_launchers.hpp"
+#include "prepared_op.hpp"
 #include "view_checks.hpp"
 
 #include <dense/sdk/pack.hpp>
@@ -287,31 +288,6 @@ dense_status execute(const OpContext& ctx, const Prepared& p) {
     return report_cuda(ctx.pack->host, ctx.name, "cudaMemcpyAsync (" + std::to_string(p.n) + " floats)", err);
 }
 
-uint32_t supports_cb(void* user, const dense_op_call* call) noexcept {
-    try {
-        const auto* ctx = static_cast<const OpContext*>(user);
-        if (ctx == nullptr) return 0;
-        Prepared p;
-        return prepare(*ctx, call, p).status == DENSE_OK ? 1u : 0u;
-    } catch (...) {
-        return 0;
-    }
-}
-
-dense_status run_cb(void* user, const dense_op_call* call) noexcept {
-    const auto* ctx = static_cast<const OpContext*>(user);
-    if (ctx == nullptr) return DENSE_E_INVALID_ARGUMENT;
-    return dense::sdk::guarded(ctx->pack->host, ctx->name.c_str(), [&]() -> dense_status {
-        Prepared p;
-        const Verdict v = prepare(*ctx, call, p);
-        if (v.status != DENSE_OK) {
-            ctx->pack->host.error(ctx->name + ": " + v.error);
-            return v.status;
-        }
-        return execute(*ctx, p);
-    });
-}
-
 dense_op_impl make_op_impl(OpContext& ctx) noexcept {
     auto impl = dense::sdk::make_struct<dense_op_impl>();
     impl.op_kind = ctx.kind;
@@ -321,8 +297,8 @@ dense_op_impl make_op_impl(OpContext& ctx) noexcept {
     impl.priority = kPriority;
     impl.name = ctx.name.c_str();
     impl.user = &ctx;
-    impl.supports = supports_cb;
-    impl.run = run_cb;
+    impl.supports = PreparedOp<Prepared, prepare, execute>::supports;
+    impl.run = PreparedOp<Prepared, prepare, execute>::run;
     impl.workspace_bytes = nullptr;  // needs none
     return impl;
 }
