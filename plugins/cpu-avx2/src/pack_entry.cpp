@@ -5,7 +5,7 @@
 // is unchanged (each weight's own activation format first, packs/activation_choice.cpp), so these
 // impls run only where the activation is Q8_32: the CPU rows of a row split beside a GPU.
 //
-// Where the CPU also has AVX-512 F/BW/VL/VNNI, IQ4_XS and Q4_K (most of a split's CPU rows) get a
+// Where the CPU also has AVX-512 F/BW/VL/VNNI, IQ4_XS and the K-quants (Q2_K..Q6_K) get a
 // second impl each (kernels/avx512/, priority 2, same results bit for bit) that wins selection; the
 // pack stays one (it is the x86 SIMD pack: the AVX2 impls serve every other format there).
 // DENSE_CPU_AVX512=0 leaves those impls out, to measure one against the other.
@@ -43,6 +43,10 @@ constexpr GemvFormat kFormats[] = {
 constexpr GemvFormat kVnni512Formats[] = {
     {DENSE_TYPE_IQ4_XS, "cpu-avx2.gemv_q.iq4_xs.q8_32.avx512vnni", 256, 136, dot_rows_iq4_xs_q8_32_vnni512},
     {DENSE_TYPE_Q4_K, "cpu-avx2.gemv_q.q4_k.q8_32.avx512vnni", 256, 144, dot_rows_q4_k_q8_32_vnni512},
+    {DENSE_TYPE_Q5_K, "cpu-avx2.gemv_q.q5_k.q8_32.avx512vnni", 256, 176, dot_rows_q5_k_q8_32_vnni512},
+    {DENSE_TYPE_Q6_K, "cpu-avx2.gemv_q.q6_k.q8_32.avx512vnni", 256, 210, dot_rows_q6_k_q8_32_vnni512},
+    {DENSE_TYPE_Q3_K, "cpu-avx2.gemv_q.q3_k.q8_32.avx512vnni", 256, 110, dot_rows_q3_k_q8_32_vnni512},
+    {DENSE_TYPE_Q2_K, "cpu-avx2.gemv_q.q2_k.q8_32.avx512vnni", 256, 84, dot_rows_q2_k_q8_32_vnni512},
 };
 
 // The CPU and the OS (ZMM state saved: libgcc's check includes XCR0) support the VNNI kernels, and

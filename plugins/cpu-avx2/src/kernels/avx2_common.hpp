@@ -107,6 +107,24 @@ inline __m128i half_block_scales(__m128i scales16, int jj) noexcept {
     return _mm_shuffle_epi8(scales16, _mm_add_epi8(pair, _mm_set1_epi8(static_cast<char>(2 * jj))));
 }
 
+// The sixteen signed 6-bit scales of a Q3_K super-block as int8 (spec 3.2): scale j = (low4 | high2 << 4)
+// - 32, low4 = the low nibble of s[j] (j < 8) or the high nibble of s[j - 8], high2 = bits 2(j / 4)..
+// 2(j / 4) + 1 of s[8 + j % 4]. Reads exactly the 12 bytes (the last block of a matrix ends there).
+inline __m128i q3_k_scales(const uint8_t* s) noexcept {
+    uint32_t tail;
+    std::memcpy(&tail, s + 8, 4);
+    const __m128i v = _mm_insert_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s)), static_cast<int>(tail), 2);
+    const __m128i m15 = _mm_set1_epi8(0x0F), m3 = _mm_set1_epi8(3);
+    const __m128i low4 = _mm_unpacklo_epi64(_mm_and_si128(v, m15), _mm_and_si128(_mm_srli_epi16(v, 4), m15));
+    const __m128i hb = _mm_shuffle_epi8(v, _mm_setr_epi8(8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11));
+    // Bytes 4j'..4j'+3 (16-bit words 2j', 2j'+1) take their bits from a shift by 2j'.
+    __m128i h = _mm_blend_epi16(hb, _mm_srli_epi16(hb, 2), 0x0C);
+    h = _mm_blend_epi16(h, _mm_srli_epi16(hb, 4), 0x30);
+    h = _mm_blend_epi16(h, _mm_srli_epi16(hb, 6), 0xC0);
+    const __m128i high2 = _mm_slli_epi16(_mm_and_si128(h, m3), 4);
+    return _mm_sub_epi8(_mm_or_si128(low4, high2), _mm_set1_epi8(32));
+}
+
 // The eight 6-bit scales and mins of a Q4_K / Q5_K super-block (12 bytes at s12, spec 3.3), as
 // int32 lanes j = 0..7 (k_scale_min below, for all j at once). Reads 16 bytes from s12 (the block
 // continues past the 12).

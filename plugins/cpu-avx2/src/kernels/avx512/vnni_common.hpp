@@ -29,6 +29,56 @@ DENSE_AVX2_INLINE __m256i reduce_block_pairs(const __m512i d[4]) noexcept {
     return _mm512_castsi512_si256(_mm512_permutexvar_epi32(order, v));
 }
 
+// The 32 bytes at p in both 256-bit halves of a vector (a 64-element piece whose two 32-element
+// blocks take their bits from the same bytes, each half then shifted its own way).
+inline __m512i load32_twice(const uint8_t* p) noexcept { return _mm512_broadcast_i64x4(load32(p)); }
+
+// Shift counts for _mm512_srlv_epi16: every 16-bit word of the low half (bytes 0..31) by `lo`, of the
+// high half (bytes 32..63) by `hi`. Each byte's own bits land in its low bits (callers mask), so
+// 16-bit shifts serve for bytes.
+inline __m512i half_shifts(int lo, int hi) noexcept {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16(static_cast<short>(lo))),
+                              _mm256_set1_epi16(static_cast<short>(hi)), 1);
+}
+
+// The formats with sixteen 16-element sub-blocks (Q2_K, Q3_K, Q6_K): for 64-element piece p (blocks
+// 2p and 2p + 1), whose vpdpbusd lanes 4k..4k+3 cover sub-block 4p + k, lane i = v[4p + i / 4] of
+// the sixteen per-sub-block int32 values v (the scales).
+inline __m512i sub_block_lanes(__m512i v, int p) noexcept {
+    const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    return _mm512_permutexvar_epi32(_mm512_add_epi32(spread, _mm512_set1_epi32(4 * p)), v);
+}
+
+// Lane j = v[2j] + v[2j + 1]: sixteen per-sub-block values -> eight per-block values (exact).
+inline __m256i sub_block_pair_sums(__m512i v) noexcept { return _mm512_cvtepi64_epi32(_mm512_add_epi32(v, _mm512_srli_epi64(v, 32))); }
+
+// Per call: Factor times the sum of each 16-element sub-block's activation codes, sixteen int32 per
+// 256-element unit. A kernel that feeds vpdpbusd unsigned codes u where the format's signed code is
+// u - Factor (Q6_K: 32, Q3_K: 4) takes sum_k scale_k * this_k off each block's sum to get the signed
+// dot back, exactly; Q2_K (Factor 1) multiplies it by each sub-block's min.
+template <int Factor>
+class ActivationSixteens {
+public:
+    ActivationSixteens(const uint8_t* act, int64_t n) : act_(act), n_(n), sums_(static_cast<size_t>(n / 16)) {
+        const __m512i ones = _mm512_set1_epi8(1);
+        for (int64_t i = 0; i < n / 64; ++i) {
+            const __m512i quads = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, load64(act + 64 * i));
+            const __m256i pairs = sub_block_pair_sums(quads);
+            const __m128i sixteens = _mm256_cvtepi64_epi32(_mm256_add_epi32(pairs, _mm256_srli_epi64(pairs, 32)));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(sums_.data() + 4 * i), _mm_mullo_epi32(sixteens, _mm_set1_epi32(Factor)));
+        }
+    }
+    const uint8_t* act() const noexcept { return act_; }
+    int64_t n() const noexcept { return n_; }
+    // The sixteen sub-blocks of 256-element unit u.
+    __m512i sums(int64_t unit) const noexcept { return _mm512_loadu_si512(sums_.data() + 16 * unit); }
+
+private:
+    const uint8_t* act_;
+    int64_t n_;
+    std::vector<int32_t> sums_;
+};
+
 // Per call: 128 times the sum of each 32-element block's activation codes, eight blocks (one 256-
 // element unit) per vector. A kernel that feeds vpdpbusd its signed weights offset by +128 (so they
 // are unsigned) subtracts this from each block's sum to get the signed dot back, exactly.

@@ -1,0 +1,45 @@
+// Q6_K x Q8_32 with AVX-512 VNNI (the AVX2 version and the block layout: ../q6_k.cpp). Per 64-element
+// piece p (blocks 2p and 2p + 1, both in half h = p / 2): the 64 low-nibble bytes ql[64h..64h+63]
+// (the low nibbles for even p, the high ones for odd p) hold the two blocks' low 4 bits in element
+// order, and qh[32h..32h+31], in both halves of the vector, shifted by 4(p % 2) and 4(p % 2) + 2,
+// their high 2 bits: the unsigned codes u = code + 32 (0..63) in element order, and one vpdpbusd
+// against the 64 activation codes. Each lane (four elements of one 16-element sub-block) is multiplied
+// by its sub-block's scale, and each block's sum loses 32 x (scale x activation code sum) of its two
+// sub-blocks (ActivationSixteens): the block sums of the AVX2 version (exact integers), then the same
+// float terms.
+#include "kernels/avx512/vnni_common.hpp"
+
+namespace dense::cpuavx2 {
+
+using namespace detail;
+
+namespace {
+
+struct Q6KVnni : NoTail {
+    static constexpr uint64_t kUnitBytes = 210;
+    using Context = ActivationSixteens<32>;
+    static DENSE_AVX2_INLINE __m256 terms(const Context& c, const uint8_t* blk, int64_t sb) noexcept {
+        const __m512i low4 = _mm512_set1_epi8(0x0F);
+        const __m512i three = _mm512_set1_epi8(3);
+        const __m512i scales = _mm512_cvtepi8_epi32(load16(blk + 192));
+        const uint8_t* a = q832_codes(c.act(), 8 * sb);
+        __m512i d[4];
+        for (int p = 0; p < 4; ++p) {
+            const int h = p / 2, odd = p % 2;
+            const __m512i ql = load64(blk + 64 * h);
+            const __m512i lo = _mm512_and_si512(odd ? _mm512_srli_epi16(ql, 4) : ql, low4);
+            const __m512i hi = _mm512_and_si512(_mm512_srlv_epi16(load32_twice(blk + 128 + 32 * h), half_shifts(4 * odd, 4 * odd + 2)), three);
+            const __m512i u = _mm512_or_si512(lo, _mm512_slli_epi16(hi, 4));
+            d[p] = _mm512_mullo_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u, load64(a + 64 * p)), sub_block_lanes(scales, p));
+        }
+        const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 208)), q832_d8(c.act(), c.n(), sb));
+        const __m256i offset = sub_block_pair_sums(_mm512_mullo_epi32(scales, c.sums(sb)));
+        return _mm256_mul_ps(dd, _mm256_cvtepi32_ps(_mm256_sub_epi32(reduce_block_pairs(d), offset)));
+    }
+};
+
+}  // namespace
+
+void dot_rows_q6_k_q8_32_vnni512(const RowsArgs& args) { dot_rows<Q6KVnni>(args); }
+
+}  // namespace dense::cpuavx2
