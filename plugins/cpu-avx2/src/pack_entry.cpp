@@ -5,9 +5,9 @@
 // is unchanged (each weight's own activation format first, packs/activation_choice.cpp), so these
 // impls run only where the activation is Q8_32: the CPU rows of a row split beside a GPU.
 //
-// Where the CPU also has AVX-512 F/BW/VL/VNNI, IQ4_XS and the K-quants (Q2_K..Q6_K) get a
-// second impl each (kernels/avx512/, priority 2, same results bit for bit) that wins selection; the
-// pack stays one (it is the x86 SIMD pack: the AVX2 impls serve every other format there).
+// Where the CPU also has AVX-512 F/BW/VL/VNNI, every format gets a second impl (kernels/avx512/,
+// priority 2, same results bit for bit) that wins selection; the pack stays one (it is the x86 SIMD
+// pack: its AVX2 impls serve CPUs without AVX-512).
 // DENSE_CPU_AVX512=0 leaves those impls out, to measure one against the other.
 #include "gemv_op.hpp"
 
@@ -47,6 +47,12 @@ constexpr GemvFormat kVnni512Formats[] = {
     {DENSE_TYPE_Q6_K, "cpu-avx2.gemv_q.q6_k.q8_32.avx512vnni", 256, 210, dot_rows_q6_k_q8_32_vnni512},
     {DENSE_TYPE_Q3_K, "cpu-avx2.gemv_q.q3_k.q8_32.avx512vnni", 256, 110, dot_rows_q3_k_q8_32_vnni512},
     {DENSE_TYPE_Q2_K, "cpu-avx2.gemv_q.q2_k.q8_32.avx512vnni", 256, 84, dot_rows_q2_k_q8_32_vnni512},
+    {DENSE_TYPE_IQ3_S, "cpu-avx2.gemv_q.iq3_s.q8_32.avx512vnni", 256, 110, dot_rows_iq3_s_q8_32_vnni512},
+    {DENSE_TYPE_IQ3_XXS, "cpu-avx2.gemv_q.iq3_xxs.q8_32.avx512vnni", 256, 98, dot_rows_iq3_xxs_q8_32_vnni512},
+    {DENSE_TYPE_IQ2_XS, "cpu-avx2.gemv_q.iq2_xs.q8_32.avx512vnni", 256, 74, dot_rows_iq2_xs_q8_32_vnni512},
+    {DENSE_TYPE_IQ2_S, "cpu-avx2.gemv_q.iq2_s.q8_32.avx512vnni", 256, 82, dot_rows_iq2_s_q8_32_vnni512},
+    {DENSE_TYPE_IQ4_NL, "cpu-avx2.gemv_q.iq4_nl.q8_32.avx512vnni", 32, 18, dot_rows_iq4_nl_q8_32_vnni512},
+    {DENSE_TYPE_Q8_0, "cpu-avx2.gemv_q.q8_0.q8_32.avx512vnni", 32, 34, dot_rows_q8_0_q8_32_vnni512},
 };
 
 // The CPU and the OS (ZMM state saved: libgcc's check includes XCR0) support the VNNI kernels, and

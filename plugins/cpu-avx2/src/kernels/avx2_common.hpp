@@ -11,7 +11,24 @@
 #define DENSE_AVX2_INLINE inline __attribute__((always_inline))
 #define DENSE_AVX2_INLINE_LAMBDA __attribute__((always_inline))
 
-namespace dense::cpuavx2::detail {
+// The helpers below (and those of row_group.hpp, grid_common.hpp, avx512/vnni_common.hpp) are compiled
+// into the AVX2 kernel files and into the AVX-512 ones, under different target flags. An inline
+// function that a file does not inline is emitted there as a weak symbol, and the linker keeps one
+// copy for the whole pack: were the names the same, an AVX2 kernel could end up calling the copy
+// built for AVX-512 (which may use EVEX-only instructions) and fault on a CPU without it. So their
+// namespace carries the ISA, and so does every mangled name (Highway's HWY_NAMESPACE does the same);
+// `detail` names it in the kernel files.
+#ifdef __AVX512F__
+#define DENSE_CPUAVX2_DETAIL detail_avx512
+#else
+#define DENSE_CPUAVX2_DETAIL detail_avx2
+#endif
+namespace dense::cpuavx2 {
+namespace DENSE_CPUAVX2_DETAIL {}
+namespace detail = DENSE_CPUAVX2_DETAIL;
+}  // namespace dense::cpuavx2
+
+namespace dense::cpuavx2::DENSE_CPUAVX2_DETAIL {
 
 // fp16 -> fp32 (exact, as cpu-ref's load_fp16).
 inline float load_fp16(const uint8_t* p) noexcept {
@@ -191,4 +208,4 @@ inline __m256 iq4_xs_terms(const uint8_t* blk, const uint8_t* act, int64_t n, in
     return _mm256_mul_ps(dd, _mm256_cvtepi32_ps(_mm256_mullo_epi32(ls, t)));
 }
 
-}  // namespace dense::cpuavx2::detail
+}  // namespace dense::cpuavx2::DENSE_CPUAVX2_DETAIL

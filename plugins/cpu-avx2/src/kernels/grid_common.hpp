@@ -6,7 +6,7 @@
 
 #include "dense_quant_tables.h"
 
-namespace dense::cpuavx2::detail {
+namespace dense::cpuavx2::DENSE_CPUAVX2_DETAIL {
 
 // The 32 activation codes of a grid-format sub-block with the signs of its four 8-bit sign masks
 // applied (byte g of `masks` holds elements 8g .. 8g + 7, bit e for element 8g + e): each mask byte
@@ -35,4 +35,4 @@ inline __m256i iq2_lane_scales(uint32_t scale_byte) noexcept {
                               _mm256_set1_epi32(static_cast<int>(2 * (scale_byte >> 4) + 1)), 0xF0);
 }
 
-}  // namespace dense::cpuavx2::detail
+}  // namespace dense::cpuavx2::DENSE_CPUAVX2_DETAIL

@@ -1,8 +1,8 @@
 // Q8_0 x Q8_32 (cpu-ref: q8_0.cpp). 34-byte blocks of 32: d fp16 @0, int8 qs[32] @2; one signed dot
 // per block, and the term (d * da) * float(isum) added to the row's sum in block order. row_group.hpp
 // takes eight blocks (one 256-element unit) of eight rows at a time; blocks past the last whole unit
-// are added one by one (tail).
-#include "kernels/row_group.hpp"
+// are added one by one (block32_tails.hpp).
+#include "kernels/block32_tails.hpp"
 
 namespace dense::cpuavx2 {
 
@@ -10,24 +10,13 @@ using namespace detail;
 
 namespace {
 
-float block_term(const uint8_t* blk, const uint8_t* act, int64_t n, int64_t b) noexcept {
-    const int32_t isum = hsum(dot_s8_s8(load32(blk + 2), load32(q832_codes(act, b))));
-    return (load_fp16(blk) * q832_d(act, n, b)) * to_f(isum);
-}
-
-struct Q80 {
+struct Q80 : Q80Tail {
     static constexpr uint64_t kUnitBytes = 8 * 34;
     static DENSE_AVX2_INLINE __m256 terms(const uint8_t* unit, const uint8_t* act, int64_t n, int64_t u) noexcept {
         const uint8_t* a = q832_codes(act, 8 * u);
         __m256i dots[8];
         for (int j = 0; j < 8; ++j) dots[j] = dot_s8_s8(load32(unit + 34 * j + 2), load32(a + 32 * j));
-        const __m256 d = _mm256_setr_ps(load_fp16(unit), load_fp16(unit + 34), load_fp16(unit + 68), load_fp16(unit + 102),
-                                        load_fp16(unit + 136), load_fp16(unit + 170), load_fp16(unit + 204), load_fp16(unit + 238));
-        return _mm256_mul_ps(_mm256_mul_ps(d, q832_d8(act, n, u)), _mm256_cvtepi32_ps(hsum8(dots)));
-    }
-    static float tail(const uint8_t* row, const uint8_t* act, int64_t n, float sum) noexcept {
-        for (int64_t b = n / 256 * 8; b < n / 32; ++b) sum += block_term(row + 34 * b, act, n, b);
-        return sum;
+        return _mm256_mul_ps(_mm256_mul_ps(block32_scales(unit, 34), q832_d8(act, n, u)), _mm256_cvtepi32_ps(hsum8(dots)));
     }
 };
 

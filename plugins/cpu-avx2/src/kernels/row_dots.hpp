@@ -40,8 +40,7 @@ void dot_rows_q5_k_q8_32(const RowsArgs& args);
 void dot_rows_q6_k_q8_32(const RowsArgs& args);
 void dot_rows_q8_0_q8_32(const RowsArgs& args);
 
-// The same results with AVX-512 VNNI integer dots (kernels/avx512/), for the K-quant formats and
-// IQ4_XS (most of a quantized model's bytes). Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni: call them only
+// The same results with AVX-512 VNNI integer dots (kernels/avx512/), one per format. Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni: call them only
 // where the CPU has all four (pack_entry.cpp checks).
 void dot_rows_iq4_xs_q8_32_vnni512(const RowsArgs& args);
 void dot_rows_q4_k_q8_32_vnni512(const RowsArgs& args);
@@ -49,5 +48,11 @@ void dot_rows_q5_k_q8_32_vnni512(const RowsArgs& args);
 void dot_rows_q6_k_q8_32_vnni512(const RowsArgs& args);
 void dot_rows_q3_k_q8_32_vnni512(const RowsArgs& args);
 void dot_rows_q2_k_q8_32_vnni512(const RowsArgs& args);
+void dot_rows_iq3_s_q8_32_vnni512(const RowsArgs& args);
+void dot_rows_iq3_xxs_q8_32_vnni512(const RowsArgs& args);
+void dot_rows_iq2_xs_q8_32_vnni512(const RowsArgs& args);
+void dot_rows_iq2_s_q8_32_vnni512(const RowsArgs& args);
+void dot_rows_iq4_nl_q8_32_vnni512(const RowsArgs& args);
+void dot_rows_q8_0_q8_32_vnni512(const RowsArgs& args);
 
 }  // namespace dense::cpuavx2

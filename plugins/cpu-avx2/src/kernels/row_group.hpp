@@ -25,7 +25,7 @@
 
 #include <algorithm>
 
-namespace dense::cpuavx2::detail {
+namespace dense::cpuavx2::DENSE_CPUAVX2_DETAIL {
 
 template <class Format>
 void dot_rows(const RowsArgs& a) noexcept {
@@ -77,4 +77,4 @@ struct NoTail {
     static float tail(const uint8_t*, const uint8_t*, int64_t, float sum) noexcept { return sum; }
 };
 
-}  // namespace dense::cpuavx2::detail
+}  // namespace dense::cpuavx2::DENSE_CPUAVX2_DETAIL

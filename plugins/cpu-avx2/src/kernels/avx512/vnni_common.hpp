@@ -10,7 +10,7 @@
 
 #include <vector>
 
-namespace dense::cpuavx2::detail {
+namespace dense::cpuavx2::DENSE_CPUAVX2_DETAIL {
 
 inline __m512i load64(const uint8_t* p) noexcept { return _mm512_loadu_si512(p); }
 
@@ -51,6 +51,44 @@ inline __m512i sub_block_lanes(__m512i v, int p) noexcept {
 
 // Lane j = v[2j] + v[2j + 1]: sixteen per-sub-block values -> eight per-block values (exact).
 inline __m256i sub_block_pair_sums(__m512i v) noexcept { return _mm512_cvtepi64_epi32(_mm512_add_epi32(v, _mm512_srli_epi64(v, 32))); }
+
+// The grid formats (IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S): 64 activation codes with the signs of their 64
+// elements applied, bit e of `signs` for element e (the groups' eight sign bytes as one little-endian
+// word): one masked subtraction from zero. Codes are in [-127, 127] (Q8_32), so it never overflows.
+inline __m512i apply_signs64(__m512i codes, uint64_t signs) noexcept {
+    return _mm512_mask_sub_epi8(codes, _cvtu64_mask64(signs), _mm512_setzero_si512(), codes);
+}
+
+// The eight sign bytes of eight 7-bit sign fields (one per 32-bit lane) whose parity gives the 8th
+// sign (IQ2_XS, IQ3_XXS): field | parity << 7, which is ksigns_iq2xs[field], computed instead of
+// looked up; byte k of the result is lane k's.
+inline uint64_t parity_signs64(__m256i fields) noexcept {
+    __m256i parity = _mm256_xor_si256(fields, _mm256_srli_epi32(fields, 4));
+    parity = _mm256_xor_si256(parity, _mm256_srli_epi32(parity, 2));
+    parity = _mm256_xor_si256(parity, _mm256_srli_epi32(parity, 1));
+    const __m256i bytes = _mm256_or_si256(fields, _mm256_slli_epi32(_mm256_and_si256(parity, _mm256_set1_epi32(1)), 7));
+    return static_cast<uint64_t>(_mm_cvtsi128_si64(_mm256_cvtepi32_epi8(bytes)));
+}
+
+// Sixteen 4-byte grid entries (IQ3_XXS, IQ3_S) in index order, as two 8-entry gathers: on the AMD
+// Zen 4 build machine one 16-entry gather is slower than two of 8 (IQ3_S: 3.3 against 4.0 GB/s), and
+// sixteen scalar loads slower still (2.7). The 8-byte entries of IQ2_XS / IQ2_S are loaded one by one
+// instead: eight scalar loads beat two 4-entry gathers there (IQ2_XS 2.6 -> 3.7 GB/s).
+inline __m512i gather16_u32(const uint32_t* grid, __m512i index) noexcept {
+    const int* g = reinterpret_cast<const int*>(grid);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_i32gather_epi32(g, _mm512_castsi512_si256(index), 4)),
+                              _mm256_i32gather_epi32(g, _mm512_extracti64x4_epi64(index, 1), 4), 1);
+}
+
+// IQ2_XS / IQ2_S: the per-group scales ls = 2 nib + 1 of a super-block's eight scale bytes at s8,
+// sixteen int32 in the order sub_block_lanes takes them (sub-block k: its low nibble, for groups 0 and
+// 1, at 2k; its high one, for groups 2 and 3, at 2k + 1).
+inline __m512i iq2_group_scales(const uint8_t* s8) noexcept {
+    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(s8));
+    const __m128i low4 = _mm_set1_epi8(0x0F);
+    const __m128i nibs = _mm_unpacklo_epi8(_mm_and_si128(bytes, low4), _mm_and_si128(_mm_srli_epi16(bytes, 4), low4));
+    return _mm512_add_epi32(_mm512_slli_epi32(_mm512_cvtepu8_epi32(nibs), 1), _mm512_set1_epi32(1));
+}
 
 // Per call: Factor times the sum of each 16-element sub-block's activation codes, sixteen int32 per
 // 256-element unit. A kernel that feeds vpdpbusd unsigned codes u where the format's signed code is
@@ -104,4 +142,4 @@ private:
     std::vector<int32_t> bias_;  // eight per unit
 };
 
-}  // namespace dense::cpuavx2::detail
+}  // namespace dense::cpuavx2::DENSE_CPUAVX2_DETAIL
