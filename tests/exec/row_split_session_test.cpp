@@ -161,9 +161,18 @@ TEST(RowSplitSession, Q8_32SplitWithTheAvx2PackIsBitIdenticalToCpuRefUnsplit) {
         load_packs_from({build_pack_dir() / "libdense-cpu-ref.so", build_pack_dir() / "libdense-cpu-avx2.so"});
     packs::PackManager& all = *loaded;
     auto plain = session(std::nullopt, 0, cpu_ref_packs(), DENSE_TYPE_Q8_32);
+    EXPECT_EQ(plain->packs_used(), std::vector<std::string>{"cpu-ref"});
     const auto reference = run(*plain);
+    const packs::PackRecord* avx2 = all.find_pack("cpu-avx2");
+    const bool avx2_usable = avx2 != nullptr && avx2->usable();
     for (const auto& placement : {split_all_at([](int64_t rows) { return rows / 2; }), split_all_at([](int64_t) { return 0; })}) {
         auto s = session(placement, 0, all, DENSE_TYPE_Q8_32);
+        // What bench reports as the step's packs: cpu-ref's ops first (the embedding row), and
+        // cpu-avx2's GEMVs where this CPU can run them.
+        const auto used = s->packs_used();
+        ASSERT_FALSE(used.empty());
+        EXPECT_EQ(used.front(), "cpu-ref");
+        EXPECT_EQ(std::count(used.begin(), used.end(), "cpu-avx2"), avx2_usable ? 1 : 0);
         const auto got = run(*s);
         EXPECT_GT(s->host_split_stats().jobs, 0u);
         ASSERT_EQ(got.size(), reference.size());

@@ -17,7 +17,8 @@ struct BenchReport {
     std::string command;                  // the command line, for the record
     std::string model;                    // file name
     std::string device;                   // "cuda:0 (NVIDIA H200)"
-    std::string pack;                     // the pack that runs the main device
+    std::string pack;                     // the packs the token step runs ("cuda-sm90 + cpu-avx2" with a
+                                          // split); the main device's pack with --gemv-only
     std::string kv_type;                  // "f16"
     int64_t prefill_chunk = 1;            // prompt tokens per batched step (1: token by token)
     uint64_t weight_bytes_per_token = 0;  // weights a generated token reads (LM head included)

@@ -203,6 +203,11 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
                                                   "' names no node of the token step (words match implementation "
                                                   "names such as cuda-sm90.rms_norm; `bench --profile` lists the op kinds)");
         report.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        // What the step runs, rather than the device's highest-scoring pack (on the CPU that is
+        // cpu-avx2, whose ops serve only a split's CPU rows).
+        const auto used = session.packs_used();
+        report.pack.clear();
+        for (const std::string& name : used) report.pack += (report.pack.empty() ? "" : " + ") + name;
         report.model = config->model.filename().string();
         report.kv_type = config->kv_type;
         report.prefill_chunk = session.prefill_chunk();

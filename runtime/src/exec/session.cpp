@@ -476,6 +476,13 @@ size_t Session::nodes_matching(const std::string& word) const {
                                              [&](const graph::Node& n) { return names_node(word, n); }));
 }
 
+std::vector<std::string> Session::packs_used() const {
+    std::vector<std::string> names;
+    for (const graph::Node& n : graph_[0].nodes)
+        if (std::find(names.begin(), names.end(), n.op.pack) == names.end()) names.push_back(n.op.pack);
+    return names;
+}
+
 bool Session::repeated(const graph::Node& n) const {
     return std::any_of(repeat_nodes_.begin(), repeat_nodes_.end(), [&](const std::string& w) { return names_node(w, n); });
 }

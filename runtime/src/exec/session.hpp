@@ -141,6 +141,10 @@ public:
     // Nodes of the token step whose implementation name contains `word` (bench --repeat-nodes checks
     // every word names some).
     size_t nodes_matching(const std::string& word) const;
+    // The packs whose ops the token step runs, in the order of their first node (a GPU session with a
+    // row split: the GPU's pack, then the CPU rows' pack). A CPU session's step runs cpu-ref's ops,
+    // whichever CPU pack scores highest: the CPU packs that beat it serve only a split's CPU rows.
+    std::vector<std::string> packs_used() const;
     uint64_t memory_bytes() const noexcept { return memory_->allocated_bytes(); }
     // The plan's bill of this session; its allocations are exactly what was allocated (checked when
     // the session is created), per DeviceMemory label.
