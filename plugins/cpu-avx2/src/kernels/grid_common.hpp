@@ -1,5 +1,5 @@
-// Shared pieces of the grid formats' AVX2 row dots (IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S): their sign masks
-// and IQ2's per-group scales. Only for files compiled with -mavx2 -mf16c.
+// Shared pieces of the grid formats' row dots (IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S): their sign masks, IQ2's
+// per-group scales and IQ3's float terms (also used by the AVX-512 kernels). Only for files compiled with -mavx2 -mf16c.
 #pragma once
 
 #include "kernels/avx2_common.hpp"
@@ -33,6 +33,28 @@ inline uint32_t parity_sign_masks(uint32_t f0, uint32_t f1, uint32_t f2, uint32_
 inline __m256i iq2_lane_scales(uint32_t scale_byte) noexcept {
     return _mm256_blend_epi32(_mm256_set1_epi32(static_cast<int>(2 * (scale_byte & 15) + 1)),
                               _mm256_set1_epi32(static_cast<int>(2 * (scale_byte >> 4) + 1)), 0xF0);
+}
+
+// IQ3_S: the eight per-block float terms (d * da) * float(ls * t) of a super-block (d fp16 at blk,
+// scales[4] at blk + 106: a nibble per sub-block, ls = 1 + 2 nib) from its eight integer block sums t.
+inline __m256 iq3_s_terms(const uint8_t* blk, const uint8_t* act, int64_t n, int64_t sb, __m256i t) noexcept {
+    uint32_t scales;
+    std::memcpy(&scales, blk + 106, 4);
+    const __m256i nib = _mm256_and_si256(
+        _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(scales)), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+        _mm256_set1_epi32(15));
+    const __m256i ls = _mm256_add_epi32(_mm256_slli_epi32(nib, 1), _mm256_set1_epi32(1));
+    const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk)), q832_d8(act, n, sb));
+    return _mm256_mul_ps(dd, _mm256_cvtepi32_ps(_mm256_mullo_epi32(ls, t)));
+}
+
+// IQ3_XXS: the same from the eight sub-block words at blk + 66 (the 4-bit scale on top, ls = 2 scale
+// + 1): ((d * 0.25) * da) * float(ls * t).
+inline __m256 iq3_xxs_terms(const uint8_t* blk, const uint8_t* act, int64_t n, int64_t sb, __m256i t) noexcept {
+    const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 66));
+    const __m256i ls = _mm256_add_epi32(_mm256_slli_epi32(_mm256_srli_epi32(words, 28), 1), _mm256_set1_epi32(1));
+    const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk) * 0.25f), q832_d8(act, n, sb));
+    return _mm256_mul_ps(dd, _mm256_cvtepi32_ps(_mm256_mullo_epi32(ls, t)));
 }
 
 }  // namespace dense::cpuavx2::DENSE_CPUAVX2_DETAIL

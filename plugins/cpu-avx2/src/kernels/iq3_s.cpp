@@ -31,15 +31,7 @@ struct Iq3S : NoTail {
             std::memcpy(&sign_bytes, blk + 74 + 4 * ib, 4);
             dots[ib] = dot_u8_s8(mags, apply_sign_masks(load32(a + 32 * ib), sign_bytes));
         }
-        const __m256i t = hsum8(dots);
-        uint32_t scales;
-        std::memcpy(&scales, blk + 106, 4);
-        const __m256i nib = _mm256_and_si256(
-            _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(scales)), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
-            _mm256_set1_epi32(15));
-        const __m256i ls = _mm256_add_epi32(_mm256_slli_epi32(nib, 1), _mm256_set1_epi32(1));
-        const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk)), q832_d8(act, n, sb));
-        return _mm256_mul_ps(dd, _mm256_cvtepi32_ps(_mm256_mullo_epi32(ls, t)));
+        return iq3_s_terms(blk, act, n, sb, hsum8(dots));
     }
 };
 

@@ -31,11 +31,7 @@ struct Iq3Xxs : NoTail {
             const uint32_t masks = parity_sign_masks(w & 127, (w >> 7) & 127, (w >> 14) & 127, (w >> 21) & 127);
             dots[ib] = dot_u8_s8(mags, apply_sign_masks(load32(a + 32 * ib), masks));
         }
-        const __m256i t = hsum8(dots);
-        const __m256i w8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words));
-        const __m256i ls = _mm256_add_epi32(_mm256_slli_epi32(_mm256_srli_epi32(w8, 28), 1), _mm256_set1_epi32(1));
-        const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk) * 0.25f), q832_d8(act, n, sb));
-        return _mm256_mul_ps(dd, _mm256_cvtepi32_ps(_mm256_mullo_epi32(ls, t)));
+        return iq3_xxs_terms(blk, act, n, sb, hsum8(dots));
     }
 };
 

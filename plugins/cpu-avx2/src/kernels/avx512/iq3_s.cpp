@@ -4,6 +4,7 @@
 // they mark (apply_signs64); one vpdpbusd then gives the two blocks' partial sums (magnitudes <= 15,
 // unsigned). Scales and float terms as the AVX2 version, so the result is bit for bit the same.
 #include "kernels/avx512/vnni_common.hpp"
+#include "kernels/grid_common.hpp"
 
 #include "dense_quant_tables.h"
 
@@ -29,15 +30,7 @@ struct Iq3SVnni : NoTail {
             const __m512i mags = gather16_u32(dense_iq3s_grid, _mm512_or_si512(low, _mm512_slli_epi32(high, 8)));
             d[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), mags, apply_signs64(load64(a + 64 * p), signs));
         }
-        const __m256i t = reduce_block_pairs(d);
-        uint32_t scales;
-        std::memcpy(&scales, blk + 106, 4);
-        const __m256i nib = _mm256_and_si256(
-            _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(scales)), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
-            _mm256_set1_epi32(15));
-        const __m256i ls = _mm256_add_epi32(_mm256_slli_epi32(nib, 1), _mm256_set1_epi32(1));
-        const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk)), q832_d8(act, n, sb));
-        return _mm256_mul_ps(dd, _mm256_cvtepi32_ps(_mm256_mullo_epi32(ls, t)));
+        return iq3_s_terms(blk, act, n, sb, reduce_block_pairs(d));
     }
 };
 

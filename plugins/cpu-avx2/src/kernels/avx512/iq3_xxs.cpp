@@ -5,6 +5,7 @@
 // then gives the two blocks' partial sums (magnitudes <= 62, unsigned). Scales and float terms as the
 // AVX2 version, so the result is bit for bit the same.
 #include "kernels/avx512/vnni_common.hpp"
+#include "kernels/grid_common.hpp"
 
 #include "dense_quant_tables.h"
 
@@ -29,10 +30,7 @@ struct Iq3XxsVnni : NoTail {
             const __m256i fields = _mm256_and_si256(_mm256_srlv_epi32(pair, field_shift), _mm256_set1_epi32(127));
             d[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), mags, apply_signs64(load64(a + 64 * p), parity_signs64(fields)));
         }
-        const __m256i t = reduce_block_pairs(d);
-        const __m256i ls = _mm256_add_epi32(_mm256_slli_epi32(_mm256_srli_epi32(words, 28), 1), _mm256_set1_epi32(1));
-        const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk) * 0.25f), q832_d8(act, n, sb));
-        return _mm256_mul_ps(dd, _mm256_cvtepi32_ps(_mm256_mullo_epi32(ls, t)));
+        return iq3_xxs_terms(blk, act, n, sb, reduce_block_pairs(d));
     }
 };
 

@@ -18,13 +18,9 @@ struct Iq4XsVnni : NoTail {
     static constexpr uint64_t kUnitBytes = 136;
     using Context = OffsetActivation;
     static DENSE_AVX2_INLINE __m256 terms(const Context& c, const uint8_t* blk, int64_t sb) noexcept {
-        // kvalues_iq4nl + 128 (-127..113 -> 1..241), in every 128-bit lane.
-        const __m512i table = _mm512_xor_si512(
-            _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(dense_kvalues_iq4nl))),
-            _mm512_set1_epi8(static_cast<char>(0x80)));
+        const __m512i table = iq4nl_values_plus128();
         const __m512i spread = _mm512_setr_epi64(0, 1, 0, 1, 2, 3, 2, 3);
-        const __m512i shifts = _mm512_setr_epi64(0, 0, 0x0004000400040004, 0x0004000400040004, 0, 0, 0x0004000400040004,
-                                                 0x0004000400040004);
+        const __m512i shifts = odd_lane_nibble_shifts();
         const __m512i low4 = _mm512_set1_epi8(0x0F);
         const uint8_t* a = q832_codes(c.act(), 8 * sb);
         __m512i d[4];

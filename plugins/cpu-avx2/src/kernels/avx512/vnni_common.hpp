@@ -8,6 +8,8 @@
 
 #include "kernels/row_group.hpp"
 
+#include "dense_quant_tables.h"
+
 #include <vector>
 
 namespace dense::cpuavx2::DENSE_CPUAVX2_DETAIL {
@@ -27,6 +29,20 @@ DENSE_AVX2_INLINE __m256i reduce_block_pairs(const __m512i d[4]) noexcept {
     const __m512i v = _mm512_add_epi32(u, _mm512_shuffle_epi32(u, _MM_PERM_BADC));
     const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
     return _mm512_castsi512_si256(_mm512_permutexvar_epi32(order, v));
+}
+
+// kvalues_iq4nl + 128 (-127..113 -> 1..241) in every 128-bit lane: IQ4_XS / IQ4_NL codes looked up
+// by one byte shuffle per lane come out unsigned for vpdpbusd (OffsetActivation takes the 128 off).
+inline __m512i iq4nl_values_plus128() noexcept {
+    return _mm512_xor_si512(_mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(dense_kvalues_iq4nl))),
+                            _mm512_set1_epi8(static_cast<char>(0x80)));
+}
+
+// Shift counts for _mm512_srlv_epi16 that leave 128-bit lanes 0 and 2 alone and shift lanes 1 and 3
+// down a nibble: 16 bytes of nibbles held twice in lanes (0, 1) and (2, 3) give their low nibbles,
+// then their high ones (after a mask), in element order (IQ4_XS, IQ4_NL).
+inline __m512i odd_lane_nibble_shifts() noexcept {
+    return _mm512_setr_epi64(0, 0, 0x0004000400040004, 0x0004000400040004, 0, 0, 0x0004000400040004, 0x0004000400040004);
 }
 
 // The 32 bytes at p in both 256-bit halves of a vector (a 64-element piece whose two 32-element
