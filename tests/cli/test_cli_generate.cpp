@@ -69,6 +69,40 @@ TEST(CliGenerate, BadInputGetsAClearErrorAndExit1) {
     EXPECT_NE(r.err.find("does not fit the context of 4"), std::string::npos) << r.err;
 }
 
+// The sampling flags are held to the ranges the run config's keys are (model/run_config.hpp), NaN
+// included, and named in the error; an empty prompt is an error, not a request for the help text.
+TEST(CliGenerate, OutOfRangeSamplingFlagsAndEmptyPromptsAreRefused) {
+    const struct {
+        const char* flags;
+        const char* message;
+    } cases[] = {
+        {"--top-p 7", "--top-p must be in (0, 1]"},
+        {"--top-p 0", "--top-p must be in (0, 1]"},
+        {"--temp -1", "--temp must be >= 0"},
+        {"--temp nan", "--temp must be >= 0"},
+        {"--min-p 1", "--min-p must be in [0, 1)"},
+        {"--repeat-penalty 0", "--repeat-penalty must be > 0"},
+        {"--presence-penalty inf", "--presence-penalty must be a finite number"},
+        {"--top-k -2", "--top-k must be >= 0"},
+    };
+    for (const auto& c : cases) {
+        const auto r = run_dense_rt(std::string("--config configs/tiny.yaml -p 'The quick' -n 2 ") + c.flags);
+        EXPECT_EQ(r.exit_code, 1) << c.flags;
+        EXPECT_NE(r.err.find(c.message), std::string::npos) << c.flags << ": " << r.err;
+        EXPECT_TRUE(r.out.empty()) << c.flags << ": nothing may be generated: " << r.out;
+    }
+    auto r = run_dense_rt("--config configs/tiny.yaml -p '' -n 2");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("--prompt is empty"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << "not the help text: " << r.out;
+    r = run_dense_rt("--config configs/tiny.yaml --prompt-ids '' -n 2");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("--prompt-ids is empty"), std::string::npos) << r.err;
+    // In range they run.
+    r = run_dense_rt("--config configs/tiny.yaml -p 'The quick' -n 2 --top-p 1 --min-p 0 --temp 0");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 TEST(CliGenerate, TokenizeAndDetokenize) {
     auto r = run_dense_rt("tokenize -m tests/data/vocab/ggml-vocab-qwen35.gguf 'Hello world'");
     ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -103,6 +103,14 @@ TEST(RunConfig, WrongTypesAndValuesAreNamed) {
               std::string::npos);
     EXPECT_NE(config_error("model: m.gguf\nsampling: {top_p: 1.5}\n").find("'sampling.top_p' must be in (0, 1]"),
               std::string::npos);
+    // NaN is outside every range (YAML's .nan), and the keys the loader used to leave unchecked.
+    EXPECT_NE(config_error("model: m.gguf\nsampling: {temperature: .nan}\n").find("'sampling.temperature' must be >= 0"),
+              std::string::npos);
+    EXPECT_NE(config_error("model: m.gguf\nsampling: {repeat_last_n: -2}\n").find("'sampling.repeat_last_n' must be >= -1"),
+              std::string::npos);
+    EXPECT_NE(config_error("model: m.gguf\nsampling: {presence_penalty: .inf}\n")
+                  .find("'sampling.presence_penalty' must be a finite number"),
+              std::string::npos);
     EXPECT_NE(config_error("model: m.gguf\nsampling: {top_k: [1]}\n").find("'sampling.top_k' must be an integer"),
               std::string::npos);
     EXPECT_NE(config_error("model: m.gguf\nchat: {thinking: maybe}\n").find("'chat.thinking' must be true or false"),

@@ -56,8 +56,8 @@ int main(int argc, char** argv) {
 
     // The main job (no subcommand): generation.
     dense::cli::GenerateFlags gen;
-    app.add_option("-p,--prompt", gen.prompt, "Prompt text (completion; see --chat for conversations)");
-    app.add_option("--prompt-ids", gen.prompt_ids, "Prompt as token ids 1,2,3 (skips the tokenizer)");
+    CLI::Option* prompt_opt = app.add_option("-p,--prompt", gen.prompt, "Prompt text (completion; see --chat for conversations)");
+    CLI::Option* prompt_ids_opt = app.add_option("--prompt-ids", gen.prompt_ids, "Prompt as token ids 1,2,3 (skips the tokenizer)");
     app.add_flag("--chat", gen.chat, "Interactive chat on stdin; the conversation state is kept between turns");
     app.add_option("-n,--n-predict", gen.n_predict, "Tokens to generate (config sampling.max_tokens)");
     app.add_option("--temp", gen.temperature, "Temperature; 0 = greedy");
@@ -210,6 +210,12 @@ int main(int argc, char** argv) {
         if (*tokenize) return dense::cli::cmd_tokenize(dense::cli::load_run_config(common), tok_text, !tok_no_special);
         if (*detokenize)
             return dense::cli::cmd_detokenize(dense::cli::load_run_config(common), detok_ids, !tok_no_special);
+        // An empty prompt given on purpose (often an unset shell variable) is an error, not a request
+        // for the help text: there is no token to start from.
+        if (prompt_opt->count() > 0 && gen.prompt.empty())
+            throw dense::Error(dense::ErrorKind::Usage, "--prompt is empty: give the text to continue (or use --chat)");
+        if (prompt_ids_opt->count() > 0 && gen.prompt_ids.empty())
+            throw dense::Error(dense::ErrorKind::Usage, "--prompt-ids is empty: give token ids such as 1,2,3");
         if (!gen.prompt.empty() || !gen.prompt_ids.empty() || gen.chat) {
             if (think && no_think) throw dense::Error(dense::ErrorKind::Usage, "--think and --no-think contradict each other");
             if (think || no_think) gen.thinking = think;

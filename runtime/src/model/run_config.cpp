@@ -3,6 +3,8 @@
 #include "core/units.hpp"
 #include "model/yaml_strict.hpp"
 
+#include <cmath>
+
 namespace dense::model {
 
 namespace {
@@ -31,12 +33,8 @@ void parse_sampling(const YamlFile& f, const YAML::Node& n, SamplingConfig& s) {
     }
     if (n["max_tokens"]) s.max_tokens = f.get_int(n["max_tokens"], kp + ".max_tokens");
     if (n["stop"]) s.stop = f.get_string_or_list(n["stop"], kp + ".stop");
-    if (s.temperature < 0) f.fail(n["temperature"], "'sampling.temperature' must be >= 0");
-    if (s.top_k < 0) f.fail(n["top_k"], "'sampling.top_k' must be >= 0");
-    if (s.top_p <= 0 || s.top_p > 1) f.fail(n["top_p"], "'sampling.top_p' must be in (0, 1]");
-    if (s.min_p < 0 || s.min_p >= 1) f.fail(n["min_p"], "'sampling.min_p' must be in [0, 1)");
-    if (s.repeat_penalty <= 0) f.fail(n["repeat_penalty"], "'sampling.repeat_penalty' must be > 0");
-    if (s.max_tokens < 0) f.fail(n["max_tokens"], "'sampling.max_tokens' must be >= 0");
+    if (const SamplingRangeError e = sampling_range_error(s); !e.key.empty())
+        f.fail(n[e.key], "'sampling." + e.key + "' " + e.rule);
 }
 
 void parse_packs(const YamlFile& f, const YAML::Node& n, PacksConfig& p) {
@@ -49,6 +47,19 @@ void parse_packs(const YamlFile& f, const YAML::Node& n, PacksConfig& p) {
 }
 
 }  // namespace
+
+SamplingRangeError sampling_range_error(const SamplingConfig& s) {
+    // Written so that NaN fails each test.
+    if (!(s.temperature >= 0)) return {"temperature", "must be >= 0"};
+    if (s.top_k < 0) return {"top_k", "must be >= 0"};
+    if (!(s.top_p > 0 && s.top_p <= 1)) return {"top_p", "must be in (0, 1]"};
+    if (!(s.min_p >= 0 && s.min_p < 1)) return {"min_p", "must be in [0, 1)"};
+    if (!(s.repeat_penalty > 0 && std::isfinite(s.repeat_penalty))) return {"repeat_penalty", "must be > 0"};
+    if (s.repeat_last_n < -1) return {"repeat_last_n", "must be >= -1 (-1 = the whole history)"};
+    if (!std::isfinite(s.presence_penalty)) return {"presence_penalty", "must be a finite number"};
+    if (s.max_tokens < 0) return {"max_tokens", "must be >= 0"};
+    return {};
+}
 
 const char* to_string(Placement p) noexcept {
     switch (p) {

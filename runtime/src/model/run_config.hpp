@@ -81,4 +81,14 @@ struct RunConfig {
 
 const char* to_string(Placement p) noexcept;
 
+// The first sampling setting outside its range, as its key under `sampling:` ("top_p") and the rule
+// it breaks ("must be in (0, 1]"); NaN breaks every rule. Empty key when all are valid. The run
+// config's loader and the command-line flags (which override it) both check with this, so a value is
+// refused the same way wherever it comes from.
+struct SamplingRangeError {
+    std::string key;
+    std::string rule;
+};
+SamplingRangeError sampling_range_error(const SamplingConfig& s);
+
 }  // namespace dense::model
