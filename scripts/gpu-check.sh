@@ -183,10 +183,10 @@ if [ "${DENSE_BENCH:-1}" != 0 ]; then
   if [ -n "${DENSE_EXPERIMENT_ARGS:-}" ]; then
     echo "--- experiments/gemv_stream $DENSE_EXPERIMENT_ARGS"
     start=$(date +%s)
+    # shellcheck disable=SC2086  # the arguments are a word list on purpose
     if [ ! -x "$carry/bin/gemv_stream" ]; then
       echo "not carried (gpu-prepare.sh --with-experiments builds it)"
       bench_rows+=("gemv_stream        NOT CARRIED"); any_failed=1
-    # shellcheck disable=SC2086  # the arguments are a word list on purpose
     elif "$carry/bin/gemv_stream" $DENSE_EXPERIMENT_ARGS >"$logs/experiment.txt" 2>&1; then
       cat "$logs/experiment.txt"
       bench_rows+=("gemv_stream        $(( $(date +%s) - start ))s  $(grep -c ' us ' "$logs/experiment.txt") timings, $(grep -c MISMATCH "$logs/experiment.txt") MISMATCH")
@@ -197,14 +197,21 @@ if [ "${DENSE_BENCH:-1}" != 0 ]; then
   if [ "${DENSE_BENCH_CPU_ROWS:-1}" != 0 ]; then
     # (f) the row split's CPU side alone on this host: GEMV rows on the worker pool per thread count,
     # from memory and from a file mapping, beside the host's read bandwidth (bench/cpu_rows_bench.hpp).
-    echo "--- CPU rows of a row split (bench --cpu-rows)"
-    if "$carry/bin/dense-rt" bench --cpu-rows --cpu-rows-gib 2 -r 3 --json "$logs/bench-cpu-rows.json" \
-        >"$logs/bench-cpu-rows.md" 2>"$logs/bench-cpu-rows.log"; then
-      cat "$logs/bench-cpu-rows.md"
-      while IFS= read -r row; do bench_rows+=("cpu rows $row"); done < <(grep -E '^\| (read|iq4_xs) \| anon \| (1|15) \|' "$logs/bench-cpu-rows.md")
-    else
-      tail -20 "$logs/bench-cpu-rows.log"; bench_rows+=("cpu rows bench     FAILED (see bench-cpu-rows.log)"); any_failed=1
-    fi
+    # DENSE_CPU_ROWS_ARGS replaces its flags (formats, threads; default "--cpu-rows-gib 2 -r 3");
+    # DENSE_CPU_ROWS_AB=1 runs it a second time with the AVX-512 kernels off (DENSE_CPU_AVX512=0).
+    # shellcheck disable=SC2206  # the flags are a word list on purpose
+    cpu_rows_args=(${DENSE_CPU_ROWS_ARGS:---cpu-rows-gib 2 -r 3})
+    for avx512 in 1 ${DENSE_CPU_ROWS_AB:+0}; do
+      suffix=$([ "$avx512" = 0 ] && echo "-avx2" || true)
+      echo "--- CPU rows of a row split (bench --cpu-rows ${cpu_rows_args[*]}, DENSE_CPU_AVX512=$avx512)"
+      if DENSE_CPU_AVX512=$avx512 "$carry/bin/dense-rt" bench --cpu-rows "${cpu_rows_args[@]}" \
+          --json "$logs/bench-cpu-rows$suffix.json" >"$logs/bench-cpu-rows$suffix.md" 2>"$logs/bench-cpu-rows$suffix.log"; then
+        cat "$logs/bench-cpu-rows$suffix.md"
+        while IFS= read -r row; do bench_rows+=("cpu rows$suffix $row"); done < <(grep -E '^\| (read|iq4_xs) \| anon \| (1|15) \|' "$logs/bench-cpu-rows$suffix.md")
+      else
+        tail -20 "$logs/bench-cpu-rows$suffix.log"; bench_rows+=("cpu rows$suffix bench FAILED (see bench-cpu-rows$suffix.log)"); any_failed=1
+      fi
+    done
   fi
   if [ "${DENSE_BENCH_27B:-1}" != 0 ]; then
     model=${DENSE_BENCH_MODEL_DIR:-/tmp}/qwen35-27b-seed-iq4.gguf
