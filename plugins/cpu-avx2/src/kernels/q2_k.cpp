@@ -5,6 +5,8 @@
 //   isum = sc_0 * sum16_0(q * qa) + sc_1 * sum16_1(q * qa),  msum = m_0 * sum16_0(qa) + m_1 * sum16_1(qa)
 //   term = (d * da) * float(isum) - (dmin * da) * float(msum)
 // formed for the eight blocks in lanes and added to the row's sum in block order, as cpu-ref does.
+// The sum16(qa) come once per call (SubBlockSums) and msum from them in two multiplies per super-
+// block, instead of a dot of each block against ones (session 23: 1.28x on one EPYC core).
 #include "kernels/row_group.hpp"
 
 namespace dense::cpuavx2 {
@@ -15,23 +17,23 @@ namespace {
 
 struct Q2K : NoTail {
     static constexpr uint64_t kUnitBytes = 84;
-    static DENSE_AVX2_INLINE __m256 terms(const uint8_t* blk, const uint8_t* act, int64_t n, int64_t sb) noexcept {
+    using Context = SubBlockSums<1>;
+    static DENSE_AVX2_INLINE __m256 terms(const Context& c, const uint8_t* blk, int64_t sb) noexcept {
         const __m256i three = _mm256_set1_epi8(3);
-        const __m256i ones = _mm256_set1_epi8(1);
         const __m256i low4 = _mm256_set1_epi32(0x0F);
-        const uint8_t* a = q832_codes(act, 8 * sb);
+        const uint8_t* a = q832_codes(c.act(), 8 * sb);
         const __m128i scales = load16(blk);
-        __m256i dots[8], mins[8];
+        __m256i dots[8];
         for (int jj = 0; jj < 8; ++jj) {
             const int h = jj / 4, s = jj % 4;
             const __m256i codes = _mm256_and_si256(_mm256_srl_epi16(load32(blk + 16 + 32 * h), _mm_cvtsi32_si128(2 * s)), three);
-            const __m256i av = load32(a + 32 * jj);
             const __m256i sm = _mm256_cvtepu8_epi32(half_block_scales(scales, jj));
-            dots[jj] = _mm256_mullo_epi32(dot_u8_s8(codes, av), _mm256_and_si256(sm, low4));
-            mins[jj] = _mm256_mullo_epi32(dot_u8_s8(ones, av), _mm256_srli_epi32(sm, 4));
+            dots[jj] = _mm256_mullo_epi32(dot_u8_s8(codes, load32(a + 32 * jj)), _mm256_and_si256(sm, low4));
         }
-        const __m256i isum = hsum8(dots), msum = hsum8(mins);
-        const __m256 da = q832_d8(act, n, sb);
+        // msum per block: its two sub-blocks' min x activation code sum (the mins: high nibbles, 0..15).
+        const __m128i mins = _mm_and_si128(_mm_srli_epi16(scales, 4), _mm_set1_epi8(0x0F));
+        const __m256i isum = hsum8(dots), msum = sub_block_weighted_sums(mins, c.unit(sb));
+        const __m256 da = q832_d8(c.act(), c.n(), sb);
         const __m256 x = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 80)), da), _mm256_cvtepi32_ps(isum));
         const __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 82)), da), _mm256_cvtepi32_ps(msum));
         return _mm256_sub_ps(x, y);

@@ -24,6 +24,7 @@
 #include "kernels/row_dots.hpp"
 
 #include <algorithm>
+#include <vector>
 
 namespace dense::cpuavx2::DENSE_CPUAVX2_DETAIL {
 
@@ -70,6 +71,52 @@ void dot_rows(const RowsArgs& a) noexcept {
             a.out[r + i] = a.accumulate ? a.out[r + i] + v : v;
         }
     }
+}
+
+// Per call, for the formats with sixteen 16-element sub-blocks (Q2_K, Q3_K, Q6_K): Factor times the
+// sum of each sub-block's activation codes, sixteen int32 per 256-element unit (the AVX-512 kernels
+// have their own, vnni_common.hpp). A kernel that multiplies unsigned codes u where the format's
+// signed code is u - Factor takes Factor x sum_k scale_k x (sub-block k's code sum) off each block's
+// sum to get the signed dot back, exactly; Q2_K (Factor 1) multiplies it by each sub-block's min.
+template <int Factor>
+class SubBlockSums {
+public:
+    SubBlockSums(const uint8_t* act, int64_t n) : act_(act), n_(n), sums_(static_cast<size_t>(n / 16)) {
+        const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
+        for (int64_t i = 0; i < n / 64; ++i) {
+            // Four sums of 4 codes per 16: eight per 32 bytes, then adjacent pairs twice.
+            const __m256i q0 = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, load32(act + 64 * i)), ones16);
+            const __m256i q1 = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, load32(act + 64 * i + 32)), ones16);
+            // Per 128-bit lane, hadd adds neighbours: e = sums of 8 elements [0-7, 8-15, 32-39, 40-47 |
+            // 16-23, 24-31, 48-55, 56-63], then s = sums of 16 [0-15, 32-47, .. | 16-31, 48-63, ..].
+            const __m256i e = _mm256_hadd_epi32(q0, q1);
+            const __m256i s = _mm256_hadd_epi32(e, e);
+            alignas(32) int32_t l[8];
+            _mm256_store_si256(reinterpret_cast<__m256i*>(l), s);
+            sums_[4 * i + 0] = Factor * l[0];
+            sums_[4 * i + 1] = Factor * l[4];
+            sums_[4 * i + 2] = Factor * l[1];
+            sums_[4 * i + 3] = Factor * l[5];
+        }
+    }
+    const uint8_t* act() const noexcept { return act_; }
+    int64_t n() const noexcept { return n_; }
+    const int32_t* unit(int64_t u) const noexcept { return sums_.data() + 16 * u; }
+
+private:
+    const uint8_t* act_;
+    int64_t n_;
+    std::vector<int32_t> sums_;
+};
+
+// Eight per-block values from sixteen per-sub-block int8 factors f (scales or mins) and a unit's
+// sixteen SubBlockSums: lane j = f[2j] * sums[2j] + f[2j + 1] * sums[2j + 1] (exact integers).
+inline __m256i sub_block_weighted_sums(__m128i f16, const int32_t* sums) noexcept {
+    const __m256i lo = _mm256_mullo_epi32(_mm256_cvtepi8_epi32(f16), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums)));
+    const __m256i hi = _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_srli_si128(f16, 8)),
+                                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums + 8)));
+    // hadd pairs within 128-bit lanes: blocks [0, 1, 4, 5 | 2, 3, 6, 7]; the permute puts them in order.
+    return _mm256_permute4x64_epi64(_mm256_hadd_epi32(lo, hi), 0xD8);
 }
 
 // tail() of the super-block formats: a row is whole 256-element units, nothing is left over.
