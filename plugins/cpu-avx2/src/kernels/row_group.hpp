@@ -74,8 +74,8 @@ void dot_rows(const RowsArgs& a) noexcept {
 }
 
 // Per call, for the formats with sixteen 16-element sub-blocks (Q2_K, Q3_K, Q6_K): Factor times the
-// sum of each sub-block's activation codes, sixteen int32 per 256-element unit (the AVX-512 kernels
-// have their own, vnni_common.hpp). A kernel that multiplies unsigned codes u where the format's
+// sum of each sub-block's activation codes, sixteen int32 per 256-element unit (also for the AVX-512
+// kernels). A kernel that multiplies unsigned codes u where the format's
 // signed code is u - Factor takes Factor x sum_k scale_k x (sub-block k's code sum) off each block's
 // sum to get the signed dot back, exactly; Q2_K (Factor 1) multiplies it by each sub-block's min.
 template <int Factor>

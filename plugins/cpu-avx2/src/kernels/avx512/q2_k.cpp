@@ -3,7 +3,7 @@
 // shifted by 4(p % 2) and 4(p % 2) + 2 and masked, gives the 64 codes (0..3, unsigned) in element
 // order, and one vpdpbusd against the 64 activation codes. Each lane (four elements of one 16-element
 // sub-block) is multiplied by its sub-block's scale, and each sub-block's activation code sum
-// (ActivationSixteens) by its min: the same isum and msum per block as the AVX2 version (exact
+// (SubBlockSums) by its min: the same isum and msum per block as the AVX2 version (exact
 // integers), then the same float terms.
 #include "kernels/avx512/vnni_common.hpp"
 
@@ -15,7 +15,7 @@ namespace {
 
 struct Q2KVnni : NoTail {
     static constexpr uint64_t kUnitBytes = 84;
-    using Context = ActivationSixteens<1>;
+    using Context = SubBlockSums<1>;
     static DENSE_AVX2_INLINE __m256 terms(const Context& c, const uint8_t* blk, int64_t sb) noexcept {
         const __m512i three = _mm512_set1_epi8(3);
         const __m512i scale_min = _mm512_cvtepu8_epi32(load16(blk));
@@ -30,7 +30,7 @@ struct Q2KVnni : NoTail {
         }
         const __m256 da = q832_d8(c.act(), c.n(), sb);
         const __m256 x = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 80)), da), _mm256_cvtepi32_ps(reduce_block_pairs(d)));
-        const __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 82)), da), _mm256_cvtepi32_ps(sub_block_pair_sums(_mm512_mullo_epi32(mins, c.sums(sb)))));
+        const __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 82)), da), _mm256_cvtepi32_ps(sub_block_pair_sums(_mm512_mullo_epi32(mins, _mm512_loadu_si512(c.unit(sb))))));
         return _mm256_sub_ps(x, y);
     }
 };

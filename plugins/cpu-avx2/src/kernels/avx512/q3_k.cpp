@@ -4,7 +4,7 @@
 // 2p and 2p + 1, the high bit: the unsigned codes u = code + 4 (0..7) in element order, and one
 // vpdpbusd against the 64 activation codes. Each lane (four elements of one 16-element sub-block) is
 // multiplied by its sub-block's scale, and each block's sum loses 4 x (scale x activation code sum) of
-// its two sub-blocks (ActivationSixteens): the block sums of the AVX2 version (exact integers), then
+// its two sub-blocks (SubBlockSums): the block sums of the AVX2 version (exact integers), then
 // the same float terms.
 #include "kernels/avx512/vnni_common.hpp"
 
@@ -16,7 +16,7 @@ namespace {
 
 struct Q3KVnni : NoTail {
     static constexpr uint64_t kUnitBytes = 110;
-    using Context = ActivationSixteens<4>;
+    using Context = SubBlockSums<4>;
     static DENSE_AVX2_INLINE __m256 terms(const Context& c, const uint8_t* blk, int64_t sb) noexcept {
         const __m512i three = _mm512_set1_epi8(3);
         const __m512i one = _mm512_set1_epi8(1);
@@ -32,7 +32,7 @@ struct Q3KVnni : NoTail {
             d[p] = _mm512_mullo_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u, load64(a + 64 * p)), sub_block_lanes(scales, p));
         }
         const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 108)), q832_d8(c.act(), c.n(), sb));
-        const __m256i offset = sub_block_pair_sums(_mm512_mullo_epi32(scales, c.sums(sb)));
+        const __m256i offset = sub_block_pair_sums(_mm512_mullo_epi32(scales, _mm512_loadu_si512(c.unit(sb))));
         return _mm256_mul_ps(dd, _mm256_cvtepi32_ps(_mm256_sub_epi32(reduce_block_pairs(d), offset)));
     }
 };

@@ -5,7 +5,7 @@
 // their high 2 bits: the unsigned codes u = code + 32 (0..63) in element order, and one vpdpbusd
 // against the 64 activation codes. Each lane (four elements of one 16-element sub-block) is multiplied
 // by its sub-block's scale, and each block's sum loses 32 x (scale x activation code sum) of its two
-// sub-blocks (ActivationSixteens): the block sums of the AVX2 version (exact integers), then the same
+// sub-blocks (SubBlockSums): the block sums of the AVX2 version (exact integers), then the same
 // float terms.
 #include "kernels/avx512/vnni_common.hpp"
 
@@ -17,7 +17,7 @@ namespace {
 
 struct Q6KVnni : NoTail {
     static constexpr uint64_t kUnitBytes = 210;
-    using Context = ActivationSixteens<32>;
+    using Context = SubBlockSums<32>;
     static DENSE_AVX2_INLINE __m256 terms(const Context& c, const uint8_t* blk, int64_t sb) noexcept {
         const __m512i low4 = _mm512_set1_epi8(0x0F);
         const __m512i three = _mm512_set1_epi8(3);
@@ -33,7 +33,7 @@ struct Q6KVnni : NoTail {
             d[p] = _mm512_mullo_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u, load64(a + 64 * p)), sub_block_lanes(scales, p));
         }
         const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 208)), q832_d8(c.act(), c.n(), sb));
-        const __m256i offset = sub_block_pair_sums(_mm512_mullo_epi32(scales, c.sums(sb)));
+        const __m256i offset = sub_block_pair_sums(_mm512_mullo_epi32(scales, _mm512_loadu_si512(c.unit(sb))));
         return _mm256_mul_ps(dd, _mm256_cvtepi32_ps(_mm256_sub_epi32(reduce_block_pairs(d), offset)));
     }
 };

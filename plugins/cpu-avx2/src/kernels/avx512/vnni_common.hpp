@@ -106,33 +106,6 @@ inline __m512i iq2_group_scales(const uint8_t* s8) noexcept {
     return _mm512_add_epi32(_mm512_slli_epi32(_mm512_cvtepu8_epi32(nibs), 1), _mm512_set1_epi32(1));
 }
 
-// Per call: Factor times the sum of each 16-element sub-block's activation codes, sixteen int32 per
-// 256-element unit. A kernel that feeds vpdpbusd unsigned codes u where the format's signed code is
-// u - Factor (Q6_K: 32, Q3_K: 4) takes sum_k scale_k * this_k off each block's sum to get the signed
-// dot back, exactly; Q2_K (Factor 1) multiplies it by each sub-block's min.
-template <int Factor>
-class ActivationSixteens {
-public:
-    ActivationSixteens(const uint8_t* act, int64_t n) : act_(act), n_(n), sums_(static_cast<size_t>(n / 16)) {
-        const __m512i ones = _mm512_set1_epi8(1);
-        for (int64_t i = 0; i < n / 64; ++i) {
-            const __m512i quads = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, load64(act + 64 * i));
-            const __m256i pairs = sub_block_pair_sums(quads);
-            const __m128i sixteens = _mm256_cvtepi64_epi32(_mm256_add_epi32(pairs, _mm256_srli_epi64(pairs, 32)));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(sums_.data() + 4 * i), _mm_mullo_epi32(sixteens, _mm_set1_epi32(Factor)));
-        }
-    }
-    const uint8_t* act() const noexcept { return act_; }
-    int64_t n() const noexcept { return n_; }
-    // The sixteen sub-blocks of 256-element unit u.
-    __m512i sums(int64_t unit) const noexcept { return _mm512_loadu_si512(sums_.data() + 16 * unit); }
-
-private:
-    const uint8_t* act_;
-    int64_t n_;
-    std::vector<int32_t> sums_;
-};
-
 // Per call: 128 times the sum of each 32-element block's activation codes, eight blocks (one 256-
 // element unit) per vector. A kernel that feeds vpdpbusd its signed weights offset by +128 (so they
 // are unsigned) subtracts this from each block's sum to get the signed dot back, exactly.
