@@ -87,7 +87,7 @@ inline uint64_t parity_signs64(__m256i fields) noexcept {
 }
 
 // Sixteen 4-byte grid entries (IQ3_XXS, IQ3_S) in index order, as two 8-entry gathers: on the AMD
-// Zen 4 build machine one 16-entry gather is slower than two of 8 (IQ3_S: 3.3 against 4.0 GB/s), and
+// Zen 5 build machine one 16-entry gather is slower than two of 8 (IQ3_S: 3.3 against 4.0 GB/s), and
 // sixteen scalar loads slower still (2.7). The 8-byte entries of IQ2_XS / IQ2_S are loaded one by one
 // instead: eight scalar loads beat two 4-entry gathers there (IQ2_XS 2.6 -> 3.7 GB/s).
 inline __m512i gather16_u32(const uint32_t* grid, __m512i index) noexcept {
