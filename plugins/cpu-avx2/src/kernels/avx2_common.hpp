@@ -142,6 +142,11 @@ inline __m128i q3_k_scales(const uint8_t* s) noexcept {
     return _mm_sub_epi8(_mm_or_si128(low4, high2), _mm_set1_epi8(32));
 }
 
+// Q2_K: the sixteen 4-bit mins of a super-block (the high nibbles of its scale bytes) as int8.
+inline __m128i q2_k_mins(__m128i scale_bytes) noexcept {
+    return _mm_and_si128(_mm_srli_epi16(scale_bytes, 4), _mm_set1_epi8(0x0F));
+}
+
 // The eight 6-bit scales and mins of a Q4_K / Q5_K super-block (12 bytes at s12, spec 3.3), as
 // int32 lanes j = 0..7 (k_scale_min below, for all j at once). Reads 16 bytes from s12 (the block
 // continues past the 12).

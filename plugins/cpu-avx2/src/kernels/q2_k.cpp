@@ -31,8 +31,7 @@ struct Q2K : NoTail {
             dots[jj] = _mm256_mullo_epi32(dot_u8_s8(codes, load32(a + 32 * jj)), _mm256_and_si256(sm, low4));
         }
         // msum per block: its two sub-blocks' min x activation code sum (the mins: high nibbles, 0..15).
-        const __m128i mins = _mm_and_si128(_mm_srli_epi16(scales, 4), _mm_set1_epi8(0x0F));
-        const __m256i isum = hsum8(dots), msum = sub_block_weighted_sums(mins, c.unit(sb));
+        const __m256i isum = hsum8(dots), msum = sub_block_weighted_sums(q2_k_mins(scales), c.unit(sb));
         const __m256 da = q832_d8(c.act(), c.n(), sb);
         const __m256 x = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 80)), da), _mm256_cvtepi32_ps(isum));
         const __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 82)), da), _mm256_cvtepi32_ps(msum));

@@ -18,9 +18,8 @@ struct Q2KVnni : NoTail {
     using Context = SubBlockSums<1>;
     static DENSE_AVX2_INLINE __m256 terms(const Context& c, const uint8_t* blk, int64_t sb) noexcept {
         const __m512i three = _mm512_set1_epi8(3);
-        const __m512i scale_min = _mm512_cvtepu8_epi32(load16(blk));
-        const __m512i scales = _mm512_and_si512(scale_min, _mm512_set1_epi32(0x0F));
-        const __m512i mins = _mm512_srli_epi32(scale_min, 4);
+        const __m128i scale_bytes = load16(blk);
+        const __m512i scales = _mm512_and_si512(_mm512_cvtepu8_epi32(scale_bytes), _mm512_set1_epi32(0x0F));
         const uint8_t* a = q832_codes(c.act(), 8 * sb);
         __m512i d[4];
         for (int p = 0; p < 4; ++p) {
@@ -30,7 +29,7 @@ struct Q2KVnni : NoTail {
         }
         const __m256 da = q832_d8(c.act(), c.n(), sb);
         const __m256 x = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 80)), da), _mm256_cvtepi32_ps(reduce_block_pairs(d)));
-        const __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 82)), da), _mm256_cvtepi32_ps(sub_block_pair_sums(_mm512_mullo_epi32(mins, _mm512_loadu_si512(c.unit(sb))))));
+        const __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 82)), da), _mm256_cvtepi32_ps(sub_block_weighted_sums(q2_k_mins(scale_bytes), c.unit(sb))));
         return _mm256_sub_ps(x, y);
     }
 };

@@ -21,7 +21,8 @@ struct Q6KVnni : NoTail {
     static DENSE_AVX2_INLINE __m256 terms(const Context& c, const uint8_t* blk, int64_t sb) noexcept {
         const __m512i low4 = _mm512_set1_epi8(0x0F);
         const __m512i three = _mm512_set1_epi8(3);
-        const __m512i scales = _mm512_cvtepi8_epi32(load16(blk + 192));
+        const __m128i scale_bytes = load16(blk + 192);
+        const __m512i scales = _mm512_cvtepi8_epi32(scale_bytes);
         const uint8_t* a = q832_codes(c.act(), 8 * sb);
         __m512i d[4];
         for (int p = 0; p < 4; ++p) {
@@ -33,7 +34,7 @@ struct Q6KVnni : NoTail {
             d[p] = _mm512_mullo_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u, load64(a + 64 * p)), sub_block_lanes(scales, p));
         }
         const __m256 dd = _mm256_mul_ps(_mm256_set1_ps(load_fp16(blk + 208)), q832_d8(c.act(), c.n(), sb));
-        const __m256i offset = sub_block_pair_sums(_mm512_mullo_epi32(scales, _mm512_loadu_si512(c.unit(sb))));
+        const __m256i offset = sub_block_weighted_sums(scale_bytes, c.unit(sb));
         return _mm256_mul_ps(dd, _mm256_cvtepi32_ps(_mm256_sub_epi32(reduce_block_pairs(d), offset)));
     }
 };

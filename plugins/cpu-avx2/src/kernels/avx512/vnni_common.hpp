@@ -65,9 +65,6 @@ inline __m512i sub_block_lanes(__m512i v, int p) noexcept {
     return _mm512_permutexvar_epi32(_mm512_add_epi32(spread, _mm512_set1_epi32(4 * p)), v);
 }
 
-// Lane j = v[2j] + v[2j + 1]: sixteen per-sub-block values -> eight per-block values (exact).
-inline __m256i sub_block_pair_sums(__m512i v) noexcept { return _mm512_cvtepi64_epi32(_mm512_add_epi32(v, _mm512_srli_epi64(v, 32))); }
-
 // The grid formats (IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S): 64 activation codes with the signs of their 64
 // elements applied, bit e of `signs` for element e (the groups' eight sign bytes as one little-endian
 // word): one masked subtraction from zero. Codes are in [-127, 127] (Q8_32), so it never overflows.
