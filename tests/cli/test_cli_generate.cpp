@@ -91,7 +91,10 @@ TEST(CliGenerate, OutOfRangeSamplingFlagsAndEmptyPromptsAreRefused) {
         EXPECT_NE(r.err.find(c.message), std::string::npos) << c.flags << ": " << r.err;
         EXPECT_TRUE(r.out.empty()) << c.flags << ": nothing may be generated: " << r.out;
     }
-    auto r = run_dense_rt("--config configs/tiny.yaml -p '' -n 2");
+    auto r = run_dense_rt("--config configs/tiny.yaml -p 'The quick' -n -1");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("-n must be >= 0"), std::string::npos) << r.err;
+    r = run_dense_rt("--config configs/tiny.yaml -p '' -n 2");
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("--prompt is empty"), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty()) << "not the help text: " << r.out;

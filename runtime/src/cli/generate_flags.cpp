@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 
 #include <charconv>
+#include <map>
 
 namespace dense::cli {
 
@@ -22,19 +23,18 @@ model::RunConfig apply_flags(model::RunConfig c, const GenerateFlags& f) {
     if (f.thinking) c.chat.thinking = *f.thinking;
     if (c.context < 1) throw Error(ErrorKind::Usage, "--ctx must be at least 1");
     if (c.kv_type != "f16" && c.kv_type != "f32") throw Error(ErrorKind::Usage, "--kv-type must be f16 or f32");
-    if (c.sampling.max_tokens < 0) throw Error(ErrorKind::Usage, "-n must be >= 0");
     // The run config's own values passed its loader's check, so a value out of range here came from
-    // a flag: name the flag.
+    // a flag (-n included: max_tokens): name the flag.
     if (const model::SamplingRangeError e = model::sampling_range_error(c.sampling); !e.key.empty()) {
-        const std::string flag = e.key == "temperature"        ? "--temp"
-                                 : e.key == "top_k"            ? "--top-k"
-                                 : e.key == "top_p"            ? "--top-p"
-                                 : e.key == "min_p"            ? "--min-p"
-                                 : e.key == "repeat_penalty"   ? "--repeat-penalty"
-                                 : e.key == "presence_penalty" ? "--presence-penalty"
-                                 : e.key == "max_tokens"       ? "-n"
-                                                               : "sampling." + e.key;
-        throw Error(ErrorKind::Usage, flag + " " + e.rule);
+        static const std::map<std::string, std::string> kFlagOf = {{"temperature", "--temp"},
+                                                                   {"top_k", "--top-k"},
+                                                                   {"top_p", "--top-p"},
+                                                                   {"min_p", "--min-p"},
+                                                                   {"repeat_penalty", "--repeat-penalty"},
+                                                                   {"presence_penalty", "--presence-penalty"},
+                                                                   {"max_tokens", "-n"}};
+        const auto flag = kFlagOf.find(e.key);
+        throw Error(ErrorKind::Usage, (flag != kFlagOf.end() ? flag->second : "sampling." + e.key) + " " + e.rule);
     }
     return c;
 }
