@@ -303,8 +303,9 @@ TEST_P(CudaGemm, SmallShapesColumnGroupsAndUnalignedViews) {
         int64_t in, out;
         uint64_t w_offset;
     };
-    // Row tails; 4100 rows: the direct-load kernel (Q4_K, Q5_K, IQ4_XS) with a short last tile and a
-    // K split; a matrix 2 bytes past 16-byte alignment (the any-alignment path).
+    // Row tails; 4100 rows: a streamed matrix (8 strided K slices; every quantized format on sm_90,
+    // read straight from global memory by the dp4a GEMM too) with a short last tile; a matrix 2 bytes
+    // past 16-byte alignment (the any-alignment path, the ring's order).
     std::vector<Shape> shapes = {{768, 37, 0}, {5120, 4100, 0}, {768, 37, 2}};
     if (f.block_elements == 32) {  // a partial last step; IN/32 odd: column j's scale pairs 4-byte aligned
         shapes.push_back({288, 9, 0});

@@ -44,6 +44,11 @@ inline constexpr bool kGemvDirectLoads = true;
 // the 27B FFN shapes (`bench --gemv-only`, docs/perf-notes.md sessions 18 and 20). It sets the
 // summation order of those matrices, so their GEMMs follow it.
 inline constexpr bool kGemvStreamLayout = true;
+// And so do the other quantized formats (Q6_K, Q3_K, Q2_K, IQ2_*, IQ3_*, IQ4_NL, Q8_0), their units
+// reading straight from global memory: 1.1-1.5x the ring kernel at the 27B shapes of >= 4096 rows
+// (experiments/gemv_stream.cu, session 24). In the 27B seed-iq4 step, where those formats carry
+// ~20 % of the bytes, the same run gave decode 115.11 against 114.90 tok/s, pp512 956 against 947.
+inline constexpr bool kGemvStreamRingFormats = true;
 inline constexpr int kGemvStreamMinBlocksPerSm = 3;
 // Quantized GEMM (GEMM_Q: T activations at once, kernels/gemm_launch.cuh): the GEMV kernel with up to
 // kGemmColumns columns per pass over a weight step, compiled for kGemmMinBlocksPerSm resident blocks
@@ -77,6 +82,7 @@ inline constexpr int kGemvMaxStages = 4;
 inline constexpr int kGemvMaxSharedBytes = 48 * 1024;
 inline constexpr bool kGemvDirectLoads = false;  // not measured on an RTX 50xx yet: the ring everywhere
 inline constexpr bool kGemvStreamLayout = false;  // (it needs the direct loads)
+inline constexpr bool kGemvStreamRingFormats = false;  // not measured on an RTX 50xx yet
 inline constexpr int kGemvStreamMinBlocksPerSm = 3;
 inline constexpr int kGemmColumns = 8;           // GEMM: as sm90 (not measured on an RTX 50xx yet)
 inline constexpr int kGemmMinBlocksPerSm = 2;

@@ -28,8 +28,8 @@
 //   each lane adds its terms in step order (term of block 2u, then 2u+1), the 4 lanes of a row are
 //   combined by a fixed xor-shuffle tree ((u0+u1)+(u2+u3)), the ks slices in slice order; with
 //   accumulate the sum is added to dst last (one rounding).
-//   Streamed matrices (see "streamed matrices" below: Q4_K / Q5_K / IQ4_XS on >= 4096 rows, where
-//   the arch enables it) differ in two places: ks = 8 STRIDED slices (slice j takes steps j, j + 8,
+//   Streamed matrices (see "streamed matrices" below: on sm_90 every quantized format's matrices of
+//   >= 4096 rows, 16-byte aligned, whole steps) differ in two places: ks = 8 STRIDED slices (slice j takes steps j, j + 8,
 //   j + 16, ... in that order) and the slices combined as a tree
 //   (((S0+S1)+(S2+S3))+((S4+S5)+(S6+S7))). sum_order() says which order a matrix gets; the GEMMs
 //   (gemm_launch.cuh, gemm_mma.cuh) take it from there too.
@@ -662,7 +662,8 @@ struct DirectLoadFormat<D, std::void_t<decltype(D::kDirectLoads)>> : std::bool_c
 
 template <class Dot, int A, int M, int C = 1>
 __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<C>) gemv_direct_kernel(const __grid_constant__ GemvKernelArgs p) {
-    static_assert(A >= 8, "direct loads need the aligned fast path of the format's unit");
+    // A >= 8: the direct GEMV / GEMM of the direct-load formats. A < 8 (the ring formats): only the
+    // dp4a GEMM of a streamed matrix (launch_gemv_args), the one dp4a kernel with strided slices.
     constexpr int kTableSmem = table_bytes(Dot::kTable) > 0 ? table_bytes(Dot::kTable) : 16;
     __shared__ __align__(16) uint8_t table[kTableSmem];
     __shared__ float red[2][C][kWarps][kRowsPerWarp];
@@ -860,7 +861,8 @@ cudaError_t launch_balanced(const GemvKernelArgs& args, cudaStream_t stream) {
 
 // ---- streamed matrices ------------------------------------------------------------------------------
 // The GEMV of Q4_K / Q5_K / IQ4_XS matrices of >= 4096 rows (16-byte aligned, whole steps) where the
-// arch enables it (tuning::kGemvStreamLayout): no K split across warps and no block barrier. A warp
+// arch enables it (tuning::kGemvStreamLayout), and since session 24 of every other quantized format's
+// (tuning::kGemvStreamRingFormats, below): no K split across warps and no block barrier. A warp
 // is one row group: lane (j, u) takes unit u of steps j, j + 8, j + 16, ... of the task's
 // kStreamRows rows (the lane's activation unit serves them all), so one load instruction of the warp
 // reads 8 consecutive steps of a row, kStreamUnroll steps are in flight per lane, and the 32 lanes
@@ -882,12 +884,42 @@ cudaError_t launch_balanced(const GemvKernelArgs& args, cudaStream_t stream) {
 // It is a different summation order, so it is part of sum_order(): the GEMMs of those matrices take
 // the same strided slices and tree (gemv_direct_kernel with C > 1, gemm_mma.cuh).
 // DENSE_CUDA_GEMV_STREAM=0 keeps the old order and kernels (read once; for A/B measurements).
-inline bool stream_layout_enabled() {
-    static const bool enabled = [] {
+// Session 24: the ring formats (Q6_K, Q3_K, Q2_K, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_NL, Q8_0) take
+// the same layout on the same matrices (tuning::kGemvStreamRingFormats), their units reading their
+// 2-byte-aligned fields straight from global memory (a unit reads only its own step's bytes at any
+// alignment, so the loads stay inside the matrix). experiments/gemv_stream.cu, H200, same run, the
+// ring kernel against this layout (8 slices, 2 rows, 2 steps in flight), µs: Q6_K 5120 x 6144 15.64
+// -> 14.09, 17408 x 5120 34.60 -> 32.50, 5120 x 17408 41.17 -> 34.76; IQ3_S 15.63 -> 12.12; IQ3_XXS
+// ffn_down 35.25 -> 26.49; Q3_K 35.05 -> 28.60 and 40.31 -> 28.06; Q2_K 19.90 -> 14.91 and 22.60 ->
+// 14.77; IQ2_XS 27.28 -> 23.63, 32.62 -> 25.08; IQ2_S 28.73 -> 24.73, 34.24 -> 25.73; IQ4_NL 26.70 ->
+// 19.94, 30.75 -> 19.78; Q8_0 38.29 -> 29.97, 46.54 -> 32.46 (docs/perf-notes.md, session 24).
+// DENSE_CUDA_GEMV_STREAM=0 keeps the old order and kernels for every format; =direct streams only the
+// direct-load formats (session 23's orders, for A/B measurements of this change).
+enum class StreamLayout { Off, DirectFormats, AllFormats };
+inline StreamLayout stream_layout() {
+    static const StreamLayout layout = [] {
         const char* v = std::getenv("DENSE_CUDA_GEMV_STREAM");
-        return v == nullptr || std::strcmp(v, "0") != 0;
+        if (v != nullptr && std::strcmp(v, "0") == 0) return StreamLayout::Off;
+        if (v != nullptr && std::strcmp(v, "direct") == 0) return StreamLayout::DirectFormats;
+        return StreamLayout::AllFormats;
     }();
-    return enabled;
+    return layout;
+}
+
+// Whether this arch's tuning streams format Dot's large matrices (the run-time switches above aside).
+template <class Dot>
+inline constexpr bool kStreamableFormat = DirectLoadFormat<Dot>::value
+                                              ? tuning::kGemvDirectLoads && tuning::kGemvStreamLayout
+                                              : tuning::kGemvStreamRingFormats;
+
+template <class Dot>
+bool stream_layout_enabled() {
+    const StreamLayout layout = stream_layout();
+    if constexpr (DirectLoadFormat<Dot>::value) {
+        return layout != StreamLayout::Off && direct_loads_enabled();
+    } else {
+        return layout == StreamLayout::AllFormats;
+    }
 }
 
 inline constexpr int kStreamGroupLanes = 4 * kStreamSlices;  // lanes of one row group
@@ -906,8 +938,7 @@ __device__ __forceinline__ TileAt stream_task_at(const GemvKernelArgs& p, int64_
 template <class Dot, int M, int R, int UNR>
 __global__ void __launch_bounds__(kThreads, tuning::kGemvStreamMinBlocksPerSm)
     gemv_stream_kernel(const __grid_constant__ GemvKernelArgs p) {
-    constexpr int A = Dot::kAlign;
-    static_assert(A >= 8, "streamed matrices read their fields straight from global memory");
+    constexpr int A = Dot::kAlign;  // the unit's loads straight from global memory, at the format's alignment
     constexpr int kTaskRows = kStreamGroupsPerWarp * R;
     constexpr int kTableSmem = table_bytes(Dot::kTable) > 0 ? table_bytes(Dot::kTable) : 16;
     __shared__ __align__(16) uint8_t table[kTableSmem];
@@ -1025,13 +1056,16 @@ bool use_direct_loads(const GemvKernelArgs& p, int64_t in, int64_t total_rows) {
 // variants sum in the same order, so which one runs never changes a bit.
 template <class Dot, int M, int C = 1>
 cudaError_t launch_gemv_args(const GemvKernelArgs& p, int64_t in, int64_t total_rows, cudaStream_t stream) {
-    if constexpr (DirectLoadFormat<Dot>::value && tuning::kGemvDirectLoads) {
-        // Streamed matrices: their GEMV, or the direct GEMM (sum_order made sure they can be read
-        // directly).
-        if constexpr (C == 1) {
-            if (p.strided) return launch_stream<Dot, M>(p, stream);
+    if constexpr (kStreamableFormat<Dot>) {
+        // Streamed matrices: their GEMV, or the direct kernel's GEMM, the one dp4a kernel that takes
+        // strided slices (sum_order made sure they can be read directly).
+        if (p.strided) {
+            if constexpr (C == 1) return launch_stream<Dot, M>(p, stream);
+            else return launch_balanced<gemv_direct_kernel<Dot, Dot::kAlign, M, C>, 0>(p, stream);
         }
-        if (p.strided || use_direct_loads<Dot>(p, in, total_rows))
+    }
+    if constexpr (DirectLoadFormat<Dot>::value && tuning::kGemvDirectLoads) {
+        if (use_direct_loads<Dot>(p, in, total_rows))
             return launch_balanced<gemv_direct_kernel<Dot, Dot::kAlign, M, C>, 0>(p, stream);
     }
     if constexpr (Dot::kAlign > 2) {
@@ -1058,9 +1092,9 @@ struct SumOrder {
 template <class Dot>
 SumOrder sum_order(int64_t rows, int64_t in, const void* weight) {
     const int steps = static_cast<int>((in + kStepElems - 1) / kStepElems);
-    if constexpr (DirectLoadFormat<Dot>::value && tuning::kGemvDirectLoads && tuning::kGemvStreamLayout) {
+    if constexpr (kStreamableFormat<Dot>) {
         if (rows >= kDirectMinRows && in % kStepElems == 0 && steps >= kStreamSlices &&
-            reinterpret_cast<uintptr_t>(weight) % 16 == 0 && direct_loads_enabled() && stream_layout_enabled())
+            reinterpret_cast<uintptr_t>(weight) % 16 == 0 && stream_layout_enabled<Dot>())
             return {kStreamSlices, 1};
     } else {
         (void)weight;
