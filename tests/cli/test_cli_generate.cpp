@@ -84,6 +84,7 @@ TEST(CliGenerate, OutOfRangeSamplingFlagsAndEmptyPromptsAreRefused) {
         {"--repeat-penalty 0", "--repeat-penalty must be > 0"},
         {"--presence-penalty inf", "--presence-penalty must be a finite number"},
         {"--top-k -2", "--top-k must be >= 0"},
+        {"--stop ''", "--stop must not be an empty string"},
     };
     for (const auto& c : cases) {
         const auto r = run_dense_rt(std::string("--config configs/tiny.yaml -p 'The quick' -n 2 ") + c.flags);

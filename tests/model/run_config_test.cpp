@@ -111,6 +111,8 @@ TEST(RunConfig, WrongTypesAndValuesAreNamed) {
     EXPECT_NE(config_error("model: m.gguf\nsampling: {presence_penalty: .inf}\n")
                   .find("'sampling.presence_penalty' must be a finite number"),
               std::string::npos);
+    EXPECT_NE(config_error("model: m.gguf\nsampling: {stop: [\"</s>\", \"\"]}\n").find("'sampling.stop' must not be an empty string"),
+              std::string::npos);
     EXPECT_NE(config_error("model: m.gguf\nsampling: {top_k: [1]}\n").find("'sampling.top_k' must be an integer"),
               std::string::npos);
     EXPECT_NE(config_error("model: m.gguf\nchat: {thinking: maybe}\n").find("'chat.thinking' must be true or false"),

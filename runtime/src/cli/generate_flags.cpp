@@ -32,7 +32,8 @@ model::RunConfig apply_flags(model::RunConfig c, const GenerateFlags& f) {
                                                                    {"min_p", "--min-p"},
                                                                    {"repeat_penalty", "--repeat-penalty"},
                                                                    {"presence_penalty", "--presence-penalty"},
-                                                                   {"max_tokens", "-n"}};
+                                                                   {"max_tokens", "-n"},
+                                                                   {"stop", "--stop"}};
         const auto flag = kFlagOf.find(e.key);
         throw Error(ErrorKind::Usage, (flag != kFlagOf.end() ? flag->second : "sampling." + e.key) + " " + e.rule);
     }

@@ -58,6 +58,9 @@ SamplingRangeError sampling_range_error(const SamplingConfig& s) {
     if (s.repeat_last_n < -1) return {"repeat_last_n", "must be >= -1 (-1 = the whole history)"};
     if (!std::isfinite(s.presence_penalty)) return {"presence_penalty", "must be a finite number"};
     if (s.max_tokens < 0) return {"max_tokens", "must be >= 0"};
+    // An empty stop string would end every generation before its first token; nobody means that.
+    for (const std::string& stop : s.stop)
+        if (stop.empty()) return {"stop", "must not be an empty string"};
     return {};
 }
 
