@@ -912,11 +912,14 @@ inline constexpr bool kStreamableFormat = DirectLoadFormat<Dot>::value
                                               ? tuning::kGemvDirectLoads && tuning::kGemvStreamLayout
                                               : tuning::kGemvStreamRingFormats;
 
+// DENSE_CUDA_GEMV_DIRECT=0 (every format on the ring) turns streaming off too: it reads straight
+// from global memory.
 template <class Dot>
 bool stream_layout_enabled() {
     const StreamLayout layout = stream_layout();
+    if (!direct_loads_enabled()) return false;
     if constexpr (DirectLoadFormat<Dot>::value) {
-        return layout != StreamLayout::Off && direct_loads_enabled();
+        return layout != StreamLayout::Off;
     } else {
         return layout == StreamLayout::AllFormats;
     }
