@@ -11,7 +11,9 @@
 # Full logs (and gtest XML) go to $OUT if set (packed into at most 8 files, the device tool's limit),
 # else to ./gpu-check-logs/.
 #
-# Usage: bash scripts/gpu-check.sh [carry-dir]
+# Usage: bash scripts/gpu-check.sh [carry-dir | carry.tar.xz]
+#   (a .tar.xz: the packed carry of `gpu-prepare.sh --xz`, unpacked into a fresh directory under /tmp,
+#   so a carry left on the machine by an earlier call is never used by mistake)
 # Env:   DENSE_TEST_TIMEOUT  seconds per test binary (default 240)
 #        DENSE_TEST_FILTER   a --gtest_filter for every binary (default: all tests)
 #        DENSE_TESTS=0       skip the test binaries (benchmarks only); benchmark switches: see section 4
@@ -20,6 +22,18 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 carry_arg=${1:-$root/.carry}
+if [ -f "$carry_arg" ]; then
+  case "$carry_arg" in
+    *.tar.xz)
+      unpacked=$(mktemp -d /tmp/dense-carry.XXXXXX)
+      if ! tar -C "$unpacked" -xJf "$carry_arg" .carry; then
+        echo "gpu-check: cannot unpack $carry_arg (want the .carry dir that gpu-prepare.sh --xz packs)" >&2
+        exit 2
+      fi
+      carry_arg=$unpacked/.carry ;;
+    *) echo "gpu-check: $carry_arg is a file, not a carry dir nor a .tar.xz of one" >&2; exit 2 ;;
+  esac
+fi
 if ! carry=$(cd "$carry_arg" 2>/dev/null && pwd); then
   echo "gpu-check: carry dir $carry_arg not found (run scripts/gpu-prepare.sh on the build machine first)" >&2
   exit 2
