@@ -502,8 +502,11 @@ TEST(CudaGemvFloat, MatchesFloat64Oracle) {
 // The lists of a qwen35 layer at the 27B shapes (Gated DeltaNet: qkv, gate, beta, alpha; attention:
 // q, k, v with v in another format; FFN: gate, up) and small lists that reach the pack's corners:
 // more matrices of one K split than one launch takes, several K splits in one format, row tails, an
-// unaligned matrix (the any-alignment path) and a 16th matrix. Every dst must be bit for bit what
-// GEMV_Q of its matrix alone writes (dense_abi.h), every row written, nothing past the end.
+// unaligned matrix (the any-alignment path) and a 16th matrix. On sm_90 the Gated DeltaNet list and
+// the lists marked "pair" go out as one pair launch (kernels/gemv_pair_plan.hpp: a streamed group
+// beside small matrices of one other format or order; tests/cuda/gemv_pair_plan_test.cpp checks
+// which lists do), the others per format and order. Every dst must be bit for bit what GEMV_Q of
+// its matrix alone writes (dense_abi.h), every row written, nothing past the end.
 TEST(CudaGemvList, EveryOutputIsBitIdenticalToItsOwnGemv) {
     DENSE_REQUIRE_GPU(gpu);
     struct M {
@@ -520,6 +523,11 @@ TEST(CudaGemvList, EveryOutputIsBitIdenticalToItsOwnGemv) {
         {"gated deltanet", 5120, {{DENSE_TYPE_Q5_K, 10240}, {DENSE_TYPE_Q5_K, 6144}, {DENSE_TYPE_Q8_0, 48}, {DENSE_TYPE_Q8_0, 48}}},
         {"attention", 5120, {{DENSE_TYPE_Q5_K, 12288}, {DENSE_TYPE_Q8_0, 1024}, {DENSE_TYPE_Q6_K, 1024}}},
         {"ffn", 5120, {{DENSE_TYPE_IQ4_XS, 17408}, {DENSE_TYPE_IQ4_XS, 17408}}},
+        {"pair: attention with k and v in q8_0", 5120, {{DENSE_TYPE_Q5_K, 12288}, {DENSE_TYPE_Q8_0, 1024}, {DENSE_TYPE_Q8_0, 1024}}},
+        {"pair: q4_k in two orders, row tails", 5120, {{DENSE_TYPE_Q4_K, 4100}, {DENSE_TYPE_Q4_K, 1020}, {DENSE_TYPE_Q4_K, 45}}},
+        {"pair: q8_0 in two orders", 5120, {{DENSE_TYPE_Q8_0, 48}, {DENSE_TYPE_Q8_0, 4096}}},
+        {"pair: iq4_xs beside q8_0, K 17408", 17408, {{DENSE_TYPE_IQ4_XS, 4096}, {DENSE_TYPE_Q8_0, 96}, {DENSE_TYPE_IQ4_XS, 4104}}},
+        {"per format: the small q8_0 unaligned", 5120, {{DENSE_TYPE_Q5_K, 4096}, {DENSE_TYPE_Q8_0, 48, 2}}},
         {"six q4_k, two k splits, one unaligned", 512,
          {{DENSE_TYPE_Q4_K, 5}, {DENSE_TYPE_Q4_K, 40}, {DENSE_TYPE_Q4_K, 9, 2}, {DENSE_TYPE_Q4_K, 3000},
           {DENSE_TYPE_Q4_K, 17}, {DENSE_TYPE_Q4_K, 8}}},

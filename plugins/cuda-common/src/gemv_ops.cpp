@@ -250,12 +250,39 @@ Verdict prepare(const OpContext& ctx, const dense_op_call* raw, Prepared& p) {
     return {};
 }
 
+// GEMV_Q_MULTI: the whole list as one pair launch where one of the pack's pairs fits it
+// (gemv_launchers.hpp, gemv_pair_plan.hpp); false when none does (nothing enqueued).
+bool launch_list_as_pair(const Prepared& p, cudaStream_t stream, cudaError_t& err) {
+    uint32_t types[kMaxListMatrices];
+    const uint32_t a = p.list_type[0];
+    uint32_t b = a;
+    for (uint32_t i = 0; i < p.list_n; ++i) {
+        types[i] = p.list_type[i];
+        if (types[i] == a || types[i] == b) continue;
+        if (b != a) return false;  // a third format: no pair holds it
+        b = types[i];
+    }
+    for (const GemvPair* (*table)(int&) : {&gemv_pairs_with_q8_0, &gemv_pairs_same_format}) {
+        int n = 0;
+        const GemvPair* pairs = table(n);
+        for (int k = 0; k < n; ++k) {
+            const GemvPair& pair = pairs[k];
+            const auto in_pair = [&](uint32_t t) { return t == pair.streamed_type || t == pair.direct_type; };
+            if (in_pair(a) && in_pair(b) && pair.launch(types, p.list, static_cast<int>(p.list_n), stream, err)) return true;
+        }
+    }
+    return false;
+}
+
 dense_status execute(const OpContext& ctx, const Prepared& p) {
     const dense_status s = use_device(ctx.pack->host, ctx.name, p.call.dst[0].device_index);
     if (s != DENSE_OK) return s;
     const auto stream = static_cast<cudaStream_t>(p.call.stream);
     if (ctx.kind == DENSE_OP_GEMV_Q_MULTI) {
-        // One list per format, in order of first appearance (each list: launches of equal K split).
+        cudaError_t pair_err = cudaSuccess;
+        if (launch_list_as_pair(p, stream, pair_err))
+            return report_cuda(ctx.pack->host, ctx.name, "pair kernel launch (" + std::to_string(p.list_n) + " matrices)", pair_err);
+        // Else one list per format, in order of first appearance (each list: launches of equal K split).
         bool done[kMaxListMatrices] = {};
         for (uint32_t i = 0; i < p.list_n; ++i) {
             if (done[i]) continue;

@@ -113,8 +113,9 @@ struct Staging {
 };
 
 // One matrix of a launch. A launch multiplies up to kMaxMatrices matrices of one format by the same
-// activation (GEMV_Q_MULTI: the small ones then cost no kernel start and tail of their own); block
-// tiles are numbered matrix after matrix, [tile_end of the one before, tile_end).
+// activation (GEMV_Q_MULTI: the small ones then cost no kernel start and tail of their own; a pair
+// launch, gemv_pair.cuh, runs two such groups of different formats or orders); block tiles are
+// numbered matrix after matrix, [tile_end of the one before, tile_end).
 inline constexpr int kMaxMatrices = 4;
 struct GemvMatrix {
     const uint8_t* w;      // row 0
@@ -660,13 +661,34 @@ struct DirectLoadFormat : std::false_type {};
 template <class D>
 struct DirectLoadFormat<D, std::void_t<decltype(D::kDirectLoads)>> : std::bool_constant<D::kDirectLoads> {};
 
-template <class Dot, int A, int M, int C = 1>
-__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<C>) gemv_direct_kernel(const __grid_constant__ GemvKernelArgs p) {
-    // A >= 8: the direct GEMV / GEMM of the direct-load formats. A < 8 (the ring formats): only the
-    // dp4a GEMM of a streamed matrix (launch_gemv_args), the one dp4a kernel with strided slices.
-    constexpr int kTableSmem = table_bytes(Dot::kTable) > 0 ? table_bytes(Dot::kTable) : 16;
-    __shared__ __align__(16) uint8_t table[kTableSmem];
-    __shared__ float red[2][C][kWarps][kRowsPerWarp];
+// The blocks a kernel's work is spread over: the whole grid (WholeGrid, every kernel of one
+// format), or one part of it (GridPart, gemv_pair.cuh). Read where the work needs them, as the
+// kernels read blockIdx / gridDim: with the values passed in, ptxas scheduled the unchanged kernels
+// differently. With these every gemv_q / gemv_direct / GEMM kernel compiles to the same bytes as
+// before the parts existed (sm_90 cubins compared section by section); 9 gemv_stream kernels (of 6
+// formats) differ in which constant offsets their loads fold (same sizes but Q8_0's two, +-128
+// bytes; the Q4_K one's PTX differs in that address arithmetic only).
+struct WholeGrid {
+    __device__ __forceinline__ unsigned block() const { return blockIdx.x; }
+    __device__ __forceinline__ unsigned blocks() const { return gridDim.x; }
+};
+struct GridPart {
+    unsigned first;  // blocks [first, first + count) of the grid
+    unsigned count;
+    __device__ __forceinline__ unsigned block() const { return blockIdx.x - first; }
+    __device__ __forceinline__ unsigned blocks() const { return count; }
+};
+
+// Static shared memory of a part's codebook (16 bytes for a format without one).
+template <class Dot>
+inline constexpr int kTableSmem = table_bytes(Dot::kTable) > 0 ? table_bytes(Dot::kTable) : 16;
+
+// The direct variant's work on `grid`'s blocks (gemv_direct_kernel: the whole grid; gemv_pair_kernel:
+// one part of it). `table` (kTableSmem<Dot> bytes) and `red` are the block's shared memory. Every
+// thread of the block calls it (it has block barriers).
+template <class Dot, int A, int M, int C, class Grid>
+__device__ __forceinline__ void direct_part(const GemvKernelArgs& p, const Grid& grid, uint8_t* table,
+                                            float (*red)[C][kWarps][kRowsPerWarp]) {
     const int warp = static_cast<int>(threadIdx.x >> 5);
     const int lane = static_cast<int>(threadIdx.x & 31);
     const int r8 = lane >> 2, u = lane & 3;
@@ -678,8 +700,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<C>) gemv_direct_kern
     };
     // Weights are immutable: ask L2 for this lane's share of its first two steps before waiting for
     // the kernel before (launch_chain.cuh), so the stream starts during that kernel's tail.
-    if (blockIdx.x < p.n_block_tiles) {
-        const TileAt at = tile_at<M, C>(p, blockIdx.x, rws, rw * kRowsPerWarp + r8);
+    if (grid.block() < p.n_block_tiles) {
+        const TileAt at = tile_at<M, C>(p, grid.block(), rws, rw * kRowsPerWarp + r8);
         const uint8_t* first = row_base(at.m, at.row0) +
                                static_cast<int64_t>(s_begin) * Dot::kStepBytes;
         const int span = min(2, s_end - s_begin) * Dot::kStepBytes;
@@ -692,7 +714,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<C>) gemv_direct_kern
     allow_consumers();
 
     int parity = 0;
-    for (int64_t bt = blockIdx.x; bt < p.n_block_tiles; bt += gridDim.x, parity ^= 1) {
+    for (int64_t bt = grid.block(); bt < p.n_block_tiles; bt += grid.blocks(), parity ^= 1) {
         const TileAt at = tile_at<M, C>(p, bt, rws, rw * kRowsPerWarp);
         const GemvMatrix& mat = p.mats[at.m];
         const int64_t row0 = at.row0;  // the warp's row tile in its matrix
@@ -785,6 +807,16 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<C>) gemv_direct_kern
             }
         }
     }
+}
+
+template <class Dot, int A, int M, int C = 1>
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<C>) gemv_direct_kernel(const __grid_constant__ GemvKernelArgs p) {
+    // A >= 8: the direct GEMV / GEMM of the direct-load formats. A < 8 (the ring formats): the dp4a
+    // GEMM of a streamed matrix (launch_gemv_args), the one dp4a kernel with strided slices; and
+    // the unstreamed matrices of a pair launch (gemv_pair.cuh).
+    __shared__ __align__(16) uint8_t table[kTableSmem<Dot>];
+    __shared__ float red[2][C][kWarps][kRowsPerWarp];
+    direct_part<Dot, A, M, C>(p, WholeGrid{}, table, red);
 }
 
 // Multiprocessors of the current device (cached per device ordinal).
@@ -938,20 +970,20 @@ __device__ __forceinline__ TileAt stream_task_at(const GemvKernelArgs& p, int64_
     return {at.m, (t - at.begin) * task_rows};
 }
 
-template <class Dot, int M, int R, int UNR>
-__global__ void __launch_bounds__(kThreads, tuning::kGemvStreamMinBlocksPerSm)
-    gemv_stream_kernel(const __grid_constant__ GemvKernelArgs p) {
+// The streamed GEMV's work on `grid`'s blocks (gemv_stream_kernel: the whole grid; gemv_pair_kernel:
+// one part of it). Every thread of the block calls it (it has a block barrier).
+template <class Dot, int M, int R, int UNR, class Grid>
+__device__ __forceinline__ void stream_part(const GemvKernelArgs& p, const Grid& grid) {
     constexpr int A = Dot::kAlign;  // the unit's loads straight from global memory, at the format's alignment
     constexpr int kTaskRows = kStreamGroupsPerWarp * R;
-    constexpr int kTableSmem = table_bytes(Dot::kTable) > 0 ? table_bytes(Dot::kTable) : 16;
-    __shared__ __align__(16) uint8_t table[kTableSmem];
+    __shared__ __align__(16) uint8_t table[kTableSmem<Dot>];
     const int warp = static_cast<int>(threadIdx.x >> 5);
     const int lane = static_cast<int>(threadIdx.x & 31);
     const int u = lane & 3;
     const int slice = (lane >> 2) & (kStreamSlices - 1);
     const int group_row = (lane / kStreamGroupLanes) * R;  // the row group's first row in the task
-    const int64_t n_warps = static_cast<int64_t>(gridDim.x) * kWarps;
-    const int64_t first_task = static_cast<int64_t>(blockIdx.x) * kWarps + warp;
+    const int64_t n_warps = static_cast<int64_t>(grid.blocks()) * kWarps;
+    const int64_t first_task = static_cast<int64_t>(grid.block()) * kWarps + warp;
     // Weights are immutable: ask L2 for this lane's unit of its first two steps before waiting for
     // the kernel before (launch_chain.cuh).
     if (first_task < p.n_block_tiles) {
@@ -1010,10 +1042,15 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvStreamMinBlocksPerSm)
     }
 }
 
-// Warp tasks of kStreamGroupsPerWarp x kStreamRows rows per matrix (tile_end / n_block_tiles count
-// tasks here), spread evenly over as many blocks as can be resident.
-template <class Dot, int M>
-cudaError_t launch_stream(GemvKernelArgs p, cudaStream_t stream) {
+template <class Dot, int M, int R, int UNR>
+__global__ void __launch_bounds__(kThreads, tuning::kGemvStreamMinBlocksPerSm)
+    gemv_stream_kernel(const __grid_constant__ GemvKernelArgs p) {
+    stream_part<Dot, M, R, UNR>(p, WholeGrid{});
+}
+
+// Numbers the warp tasks of kStreamGroupsPerWarp x kStreamRows rows of p's matrices (tile_end,
+// n_block_tiles count tasks from here on) and returns how many there are.
+inline int64_t number_stream_tasks(GemvKernelArgs& p) {
     constexpr int kTaskRows = kStreamGroupsPerWarp * kStreamRows;
     int64_t tasks = 0;
     for (int m = 0; m < p.n_mats; ++m) {
@@ -1021,6 +1058,13 @@ cudaError_t launch_stream(GemvKernelArgs p, cudaStream_t stream) {
         p.mats[m].tile_end = tasks;
     }
     p.n_block_tiles = tasks;
+    return tasks;
+}
+
+// The warp tasks spread evenly over as many blocks as can be resident.
+template <class Dot, int M>
+cudaError_t launch_stream(GemvKernelArgs p, cudaStream_t stream) {
+    const int64_t tasks = number_stream_tasks(p);
     if (tasks == 0) return cudaSuccess;
     return launch_balanced<gemv_stream_kernel<Dot, M, kStreamRows, kStreamUnroll>, 0>(p, stream,
                                                                                      (tasks + kWarps - 1) / kWarps);

@@ -49,6 +49,20 @@ cudaError_t launch_gemv_iq3_s(const GemvLaunch* calls, int n, cudaStream_t strea
 cudaError_t launch_gemv_iq4_nl(const GemvLaunch* calls, int n, cudaStream_t stream);
 cudaError_t launch_gemv_iq4_xs(const GemvLaunch* calls, int n, cudaStream_t stream);
 
+// GEMV_Q_MULTI lists of two formats, or of one format in two summation orders, as ONE launch
+// (gemv_pair.cuh, gemv_pair_plan.hpp): `launch` returns false, having enqueued nothing, when the list
+// (types[i] is calls[i]'s dense_type_id) does not fit the pair; else true, with the launch's
+// cudaGetLastError() in `err`. Every dst is bit for bit what the per-format launches write.
+struct GemvPair {
+    uint32_t streamed_type;  // the dense_type_id of the large, streamed group
+    uint32_t direct_type;    // and of the small group beside it
+    bool (*launch)(const uint32_t* types, const GemvLaunch* calls, int n, cudaStream_t stream, cudaError_t& err);
+};
+// The pairs this pack has, in two tables compiled side by side (both empty where the arch's tuning
+// streams no matrix, which the pair launch needs: target_tuning.hpp).
+const GemvPair* gemv_pairs_with_q8_0(int& count);      // a streamed format beside small Q8_0 matrices
+const GemvPair* gemv_pairs_same_format(int& count);    // a streamed matrix beside small ones of its format
+
 // Float weights x F32 activation.
 cudaError_t launch_gemv_f32(const GemvLaunch& call, cudaStream_t stream);
 cudaError_t launch_gemv_f16(const GemvLaunch& call, cudaStream_t stream);
