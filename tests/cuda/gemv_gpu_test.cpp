@@ -505,8 +505,9 @@ TEST(CudaGemvFloat, MatchesFloat64Oracle) {
 // unaligned matrix (the any-alignment path) and a 16th matrix. On sm_90 the Gated DeltaNet list and
 // the lists marked "pair" go out as one pair launch (kernels/gemv_pair_plan.hpp: a streamed group
 // beside small matrices of one other format or order; tests/cuda/gemv_pair_plan_test.cpp checks
-// which lists do), the others per format and order. Every dst must be bit for bit what GEMV_Q of
-// its matrix alone writes (dense_abi.h), every row written, nothing past the end.
+// which lists fit), the attention lists as a pair of two of their formats and a launch for the
+// third, the others per format and order. Every dst must be bit for bit what GEMV_Q of its matrix
+// alone writes (dense_abi.h), every row written, nothing past the end.
 TEST(CudaGemvList, EveryOutputIsBitIdenticalToItsOwnGemv) {
     DENSE_REQUIRE_GPU(gpu);
     struct M {
@@ -523,6 +524,8 @@ TEST(CudaGemvList, EveryOutputIsBitIdenticalToItsOwnGemv) {
         {"gated deltanet", 5120, {{DENSE_TYPE_Q5_K, 10240}, {DENSE_TYPE_Q5_K, 6144}, {DENSE_TYPE_Q8_0, 48}, {DENSE_TYPE_Q8_0, 48}}},
         {"attention", 5120, {{DENSE_TYPE_Q5_K, 12288}, {DENSE_TYPE_Q8_0, 1024}, {DENSE_TYPE_Q6_K, 1024}}},
         {"ffn", 5120, {{DENSE_TYPE_IQ4_XS, 17408}, {DENSE_TYPE_IQ4_XS, 17408}}},
+        {"q4_k_m attention: q and k in q4_k (a pair), v in q6_k", 5120,
+         {{DENSE_TYPE_Q4_K, 12288}, {DENSE_TYPE_Q4_K, 1024}, {DENSE_TYPE_Q6_K, 1024}}},
         {"pair: attention with k and v in q8_0", 5120, {{DENSE_TYPE_Q5_K, 12288}, {DENSE_TYPE_Q8_0, 1024}, {DENSE_TYPE_Q8_0, 1024}}},
         {"pair: q4_k in two orders, row tails", 5120, {{DENSE_TYPE_Q4_K, 4100}, {DENSE_TYPE_Q4_K, 1020}, {DENSE_TYPE_Q4_K, 45}}},
         {"pair: q8_0 in two orders", 5120, {{DENSE_TYPE_Q8_0, 48}, {DENSE_TYPE_Q8_0, 4096}}},

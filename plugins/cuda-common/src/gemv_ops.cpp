@@ -10,6 +10,7 @@
 
 #include <dense/sdk/pack.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <string>
@@ -250,27 +251,55 @@ Verdict prepare(const OpContext& ctx, const dense_op_call* raw, Prepared& p) {
     return {};
 }
 
-// GEMV_Q_MULTI: the whole list as one pair launch where one of the pack's pairs fits it
-// (gemv_launchers.hpp, gemv_pair_plan.hpp); false when none does (nothing enqueued).
-bool launch_list_as_pair(const Prepared& p, cudaStream_t stream, cudaError_t& err) {
+// The matrices of `sub` (indices into p's list, all of formats a and b) as one pair launch, where
+// one of the pack's pairs fits them (gemv_launchers.hpp, gemv_pair_plan.hpp); false when none does
+// (nothing enqueued).
+bool launch_pair(const Prepared& p, const uint32_t* sub, int n, uint32_t a, uint32_t b, cudaStream_t stream, cudaError_t& err) {
     uint32_t types[kMaxListMatrices];
-    const uint32_t a = p.list_type[0];
-    uint32_t b = a;
-    for (uint32_t i = 0; i < p.list_n; ++i) {
-        types[i] = p.list_type[i];
-        if (types[i] == a || types[i] == b) continue;
-        if (b != a) return false;  // a third format: no pair holds it
-        b = types[i];
+    GemvLaunch calls[kMaxListMatrices];
+    for (int i = 0; i < n; ++i) {
+        types[i] = p.list_type[sub[i]];
+        calls[i] = p.list[sub[i]];
     }
     for (const GemvPair* (*table)(int&) : {&gemv_pairs_with_q8_0, &gemv_pairs_same_format}) {
-        int n = 0;
-        const GemvPair* pairs = table(n);
-        for (int k = 0; k < n; ++k) {
+        int count = 0;
+        const GemvPair* pairs = table(count);
+        for (int k = 0; k < count; ++k) {
             const GemvPair& pair = pairs[k];
             const auto in_pair = [&](uint32_t t) { return t == pair.streamed_type || t == pair.direct_type; };
-            if (in_pair(a) && in_pair(b) && pair.launch(types, p.list, static_cast<int>(p.list_n), stream, err)) return true;
+            if (in_pair(a) && in_pair(b) && pair.launch(types, calls, n, stream, err)) return true;
         }
     }
+    return false;
+}
+
+// GEMV_Q_MULTI: as many of the list's matrices as one pair launch takes: the whole list if a pair
+// fits it, else the matrices of two of its formats, else those of one (two summation orders), in
+// that order of trial. Marks them in `done`; false when no pair fits any (nothing enqueued). The
+// rest go per format and order: the 27B's attention list with v in Q6_K is then a Q5_K + Q8_0
+// pair and a Q6_K launch, 2 launches instead of 3.
+bool launch_list_pairs(const Prepared& p, cudaStream_t stream, bool* done, cudaError_t& err) {
+    uint32_t formats[kMaxListMatrices];
+    int n_formats = 0;
+    for (uint32_t i = 0; i < p.list_n; ++i)
+        if (std::find(formats, formats + n_formats, p.list_type[i]) == formats + n_formats) formats[n_formats++] = p.list_type[i];
+    // The matrices of formats a and b, into `sub`; tries them as a pair.
+    auto try_formats = [&](uint32_t a, uint32_t b) {
+        uint32_t sub[kMaxListMatrices];
+        int n = 0;
+        for (uint32_t i = 0; i < p.list_n; ++i)
+            if (p.list_type[i] == a || p.list_type[i] == b) sub[n++] = i;
+        if (n < 2 || !launch_pair(p, sub, n, a, b, stream, err)) return false;
+        for (int i = 0; i < n; ++i) done[sub[i]] = true;
+        return true;
+    };
+    if (n_formats == 1) return try_formats(formats[0], formats[0]);
+    if (n_formats == 2 && try_formats(formats[0], formats[1])) return true;
+    for (int x = 0; x < n_formats; ++x)
+        for (int y = x + 1; y < n_formats; ++y)
+            if (n_formats > 2 && try_formats(formats[x], formats[y])) return true;
+    for (int x = 0; x < n_formats; ++x)
+        if (try_formats(formats[x], formats[x])) return true;
     return false;
 }
 
@@ -279,11 +308,11 @@ dense_status execute(const OpContext& ctx, const Prepared& p) {
     if (s != DENSE_OK) return s;
     const auto stream = static_cast<cudaStream_t>(p.call.stream);
     if (ctx.kind == DENSE_OP_GEMV_Q_MULTI) {
-        cudaError_t pair_err = cudaSuccess;
-        if (launch_list_as_pair(p, stream, pair_err))
-            return report_cuda(ctx.pack->host, ctx.name, "pair kernel launch (" + std::to_string(p.list_n) + " matrices)", pair_err);
-        // Else one list per format, in order of first appearance (each list: launches of equal K split).
         bool done[kMaxListMatrices] = {};
+        cudaError_t pair_err = cudaSuccess;
+        if (launch_list_pairs(p, stream, done, pair_err) && pair_err != cudaSuccess)
+            return report_cuda(ctx.pack->host, ctx.name, "pair kernel launch (" + std::to_string(p.list_n) + " matrices)", pair_err);
+        // The rest: one list per format, in order of first appearance (each list: launches of equal K split).
         for (uint32_t i = 0; i < p.list_n; ++i) {
             if (done[i]) continue;
             GemvLaunch same[kMaxListMatrices];
