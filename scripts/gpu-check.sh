@@ -318,7 +318,7 @@ if [ "${DENSE_BENCH:-1}" != 0 ]; then
             kill "$(cat "$smi.pid")" 2>/dev/null
             peak=$(sort -n "$smi" | tail -1)
             { echo "### --vram-budget $b, --ctx $c, --bus-read-share $bus ($(( $(date +%s) - start )) s; nvidia-smi peak used ${peak:-?} MiB, idle $(sort -n "$smi" | head -1) MiB)"
-              grep -E '^VRAM plan|^row split|^weights read|^\| tg' "$logs/bench-27b-$run.md"; echo; } | tee -a "$logs/bench-27b-budgets.md"
+              grep -E '^VRAM plan|^row split|^bus read share|^weights read|^\| tg' "$logs/bench-27b-$run.md"; echo; } | tee -a "$logs/bench-27b-budgets.md"
             while IFS= read -r row; do bench_rows+=("dense-rt $tag $row"); done < <(grep '^| tg' "$logs/bench-27b-$run.md")
           else
             kill "$(cat "$smi.pid")" 2>/dev/null
