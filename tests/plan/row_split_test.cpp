@@ -199,12 +199,14 @@ TEST(RowSplit, ThenFfnDownThenTheRest) {
     EXPECT_EQ(rs.placement.gpu_rows("output_norm.weight"), 1);
 }
 
-// Tensors in a format the CPU runs only on the scalar reference move after every fast one, tier by
-// tier: with enough fast bytes none of them moves; asking for one byte more moves slow ffn rows first.
+// Tensors in a format the CPU runs only on the scalar reference move after every tuned one, tier by
+// tier: with enough tuned bytes none of them moves; asking for one byte more moves slow ffn rows first.
 TEST(RowSplit, FormatsTheCpuRunsSlowlyMoveLast) {
     const Model& m = tiny();
     const dense_type_id slow = m.bound.layers.at(0).tensors.at("ffn_gate")->type;
-    const plan::CpuGemvFast cpu_fast = [slow](dense_type_id t) { return t != slow; };
+    const plan::CpuGemvCostOf cpu_fast = [slow](dense_type_id t) {
+        return t == slow ? packs::CpuGemvCost::ReferenceOnly : packs::CpuGemvCost::ReadBound;
+    };
     uint64_t fast_bytes = 0, slow_bytes = 0;
     std::set<std::string> slow_names;
     for (const auto& name : plan::splittable_tensors(m.bound, qwen35_spec())) {
@@ -244,22 +246,62 @@ TEST(RowSplit, FormatsTheCpuRunsSlowlyMoveLast) {
     EXPECT_GT(slow_moved, 0u);
 }
 
-// The checker asks the loaded packs: cpu-ref (priority 0) alone is never fast; cpu-avx2, where this
-// CPU can run it, makes the 12 quantized formats fast against the GPU's Q8_32 (the grid formats since
-// session 21) and leaves the float ones, which it does not implement, slow.
-TEST(RowSplit, FastCpuFormatsComeFromThePacksAbovePriorityZero) {
+// The checker asks the loaded packs: cpu-ref (priority 0) alone is reference-only; cpu-avx2, where
+// this CPU can run it, tunes the 12 quantized formats against the GPU's Q8_32 (the grid formats since
+// session 21): the 2-3 bit K-quants and the codebook formats arithmetic-bound, the others read-bound;
+// the float formats, which it does not implement, stay reference-only.
+TEST(RowSplit, CpuCostClassesComeFromThePacksAboveZeroAndTheFormat) {
     const auto packs = load_packs_from({build_pack_dir()});
-    const auto fast = packs::fast_cpu_gemv_checker(*packs, [](dense_type_id) { return DENSE_TYPE_Q8_32; });
+    const auto cost = packs::cpu_gemv_cost_checker(*packs, [](dense_type_id) { return DENSE_TYPE_Q8_32; });
     const auto* avx2 = packs->find_pack("cpu-avx2");
     const auto ranks = packs->ranks_for(0);
     const auto* rank = avx2 ? ranks.find("cpu-avx2") : nullptr;
     const bool avx2_usable = rank != nullptr && rank->score > 0;
-    for (dense_type_id t : {DENSE_TYPE_IQ4_XS, DENSE_TYPE_IQ4_NL, DENSE_TYPE_IQ3_XXS, DENSE_TYPE_IQ3_S, DENSE_TYPE_IQ2_XS,
-                            DENSE_TYPE_IQ2_S, DENSE_TYPE_Q2_K, DENSE_TYPE_Q3_K, DENSE_TYPE_Q4_K, DENSE_TYPE_Q5_K,
-                            DENSE_TYPE_Q6_K, DENSE_TYPE_Q8_0})
-        EXPECT_EQ(fast(t), avx2_usable) << t;
-    for (dense_type_id t : {DENSE_TYPE_F16, DENSE_TYPE_BF16, DENSE_TYPE_F32}) EXPECT_FALSE(fast(t)) << t;
-    if (!avx2_usable) std::printf("cpu-avx2 is not usable on this CPU: every format is slow here\n");
+    using packs::CpuGemvCost;
+    for (dense_type_id t : {DENSE_TYPE_IQ4_XS, DENSE_TYPE_IQ4_NL, DENSE_TYPE_Q4_K, DENSE_TYPE_Q5_K, DENSE_TYPE_Q6_K,
+                            DENSE_TYPE_Q8_0})
+        EXPECT_EQ(cost(t), avx2_usable ? CpuGemvCost::ReadBound : CpuGemvCost::ReferenceOnly) << t;
+    for (dense_type_id t : {DENSE_TYPE_IQ3_XXS, DENSE_TYPE_IQ3_S, DENSE_TYPE_IQ2_XS, DENSE_TYPE_IQ2_S, DENSE_TYPE_Q2_K,
+                            DENSE_TYPE_Q3_K})
+        EXPECT_EQ(cost(t), avx2_usable ? CpuGemvCost::ArithmeticBound : CpuGemvCost::ReferenceOnly) << t;
+    for (dense_type_id t : {DENSE_TYPE_F16, DENSE_TYPE_BF16, DENSE_TYPE_F32})
+        EXPECT_EQ(cost(t), CpuGemvCost::ReferenceOnly) << t;
+    if (!avx2_usable) std::printf("cpu-avx2 is not usable on this CPU: every format is reference-only here\n");
+}
+
+// An arithmetic-bound format's FFN rows move after every read-bound FFN row and before the other
+// roles' rows: at 8 GiB the 27B's IQ2 / IQ3 / Q3_K ffn tensors stay on the GPU while read-bound ffn
+// rows go instead (the same bytes, less CPU time per token).
+TEST(RowSplit, ArithmeticBoundFfnRowsMoveAfterTheReadBoundOnes) {
+    const Model& m = tiny();
+    const dense_type_id heavy = m.bound.layers.at(0).tensors.at("ffn_gate")->type;
+    const plan::CpuGemvCostOf cost = [heavy](dense_type_id t) {
+        return t == heavy ? packs::CpuGemvCost::ArithmeticBound : packs::CpuGemvCost::ReadBound;
+    };
+    const std::set<std::string> ffn = {"ffn_gate", "ffn_up", "ffn_down"};
+    uint64_t light_ffn = 0, heavy_ffn = 0;
+    std::set<std::string> heavy_ffn_names, heavy_other_names;
+    for (const auto& name : plan::splittable_tensors(m.bound, qwen35_spec())) {
+        const auto& t = tensor(m, name);
+        const bool in_ffn = ffn.count(role_of(m, name)) != 0;
+        if (t.type == heavy) (in_ffn ? heavy_ffn_names : heavy_other_names).insert(name);
+        if (in_ffn) (t.type == heavy ? heavy_ffn : light_ffn) += t.n_bytes;
+    }
+    ASSERT_GT(light_ffn, 0u);
+    ASSERT_GT(heavy_ffn, 0u);
+
+    // Every read-bound FFN row and nothing else.
+    auto rs = plan::choose_row_split(m.bound, qwen35_spec(), light_ffn, cost);
+    EXPECT_EQ(verdict_of(rs.placement), "");
+    EXPECT_EQ(rs.cpu_bytes, light_ffn);
+    for (const auto& name : heavy_ffn_names) EXPECT_EQ(rs.placement.gpu_rows(name), tensor(m, name).ne[1]) << name;
+
+    // Then the arithmetic-bound FFN rows, before any other role's.
+    rs = plan::choose_row_split(m.bound, qwen35_spec(), light_ffn + heavy_ffn, cost);
+    EXPECT_EQ(verdict_of(rs.placement), "");
+    EXPECT_EQ(cpu_bytes_of_roles(m, rs.placement, ffn), light_ffn + heavy_ffn);
+    EXPECT_EQ(rs.cpu_bytes, light_ffn + heavy_ffn);
+    for (const auto& name : heavy_other_names) EXPECT_EQ(rs.placement.gpu_rows(name), tensor(m, name).ne[1]) << name;
 }
 
 // Row-read tables (token_embd) leave VRAM whole before any matrix row, when the device can read

@@ -77,18 +77,18 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
     if (!report.verdict->fits && report.verdict->split_can_fit && request.target.kind != DENSE_DEVICE_CPU) {
         // The split moves row bytes; the arena saves slot bytes (256-byte rounding per tensor), so
         // ask again for what is still over until it fits or nothing more can move.
-        CpuGemvFast cpu_fast;
+        CpuGemvCostOf cpu_cost;
         if (packs != nullptr) {
             std::function<dense_type_id(dense_type_id)> act = assumed_gpu_activation;
             if (request.target.device) act = packs::gemv_activation_chooser(*packs, *request.target.device, request.gemv_activation);
-            cpu_fast = packs::fast_cpu_gemv_checker(*packs, act);
+            cpu_cost = packs::cpu_gemv_cost_checker(*packs, act);
         }
         // DENSE_HOST_TABLES=0 keeps token_embd in VRAM (for A/B measurements of the host tables).
         const bool tables_to_host = request.target.maps_host_memory && env_whole_number("DENSE_HOST_TABLES", 1, 0, 1) == 1;
         const auto try_split = [&](int64_t prefill_chunk, double bus_read_share) {
             uint64_t ask = report.verdict->bytes_to_cpu;
             for (int attempt = 0; attempt < 8; ++attempt) {
-                const RowSplit rs = choose_row_split(model, spec, ask, cpu_fast, tables_to_host);
+                const RowSplit rs = choose_row_split(model, spec, ask, cpu_cost, tables_to_host);
                 PlanRequest r = req;
                 r.row_split = rs.placement;
                 r.prefill_chunk = prefill_chunk;

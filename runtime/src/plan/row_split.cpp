@@ -41,6 +41,20 @@ int tier_of(const std::string& role) {
     return 2;
 }
 
+// The order in which a tensor of `role` in a format of CPU cost `cost` gives rows (row_split.hpp):
+// the FFN roles of the tuned formats, read-bound before arithmetic-bound, then the other roles of the
+// tuned formats, then everything the reference alone runs.
+constexpr int kTiers = 9;
+int move_order(const std::string& role, packs::CpuGemvCost cost) {
+    const int r = tier_of(role);
+    switch (cost) {
+        case packs::CpuGemvCost::ReadBound: return r < 2 ? r : 4;
+        case packs::CpuGemvCost::ArithmeticBound: return r < 2 ? 2 + r : 5;
+        case packs::CpuGemvCost::ReferenceOnly: break;
+    }
+    return 6 + r;
+}
+
 [[noreturn]] void fail(const std::string& what) {
     throw Error(ErrorKind::Internal, "row placement refused: " + what);
 }
@@ -203,7 +217,7 @@ std::vector<std::string> row_read_tables(const model::BoundModel& model, const m
 }
 
 RowSplit choose_row_split(const model::BoundModel& model, const model::ModelSpec& spec, uint64_t bytes_to_move,
-                          const CpuGemvFast& cpu_fast, bool tables_to_host) {
+                          const CpuGemvCostOf& cpu_cost, bool tables_to_host) {
     const auto used = used_tensors(model);
     const auto roles = roles_of(model);
     std::map<std::string, int64_t> gpu;  // name -> gpu rows
@@ -221,12 +235,11 @@ RowSplit choose_row_split(const model::BoundModel& model, const model::ModelSpec
         }
     }
 
-    // The three tiers of fast formats, then the same three of slow ones.
-    std::vector<const gguf::TensorInfo*> tiers[6];
+    std::vector<const gguf::TensorInfo*> tiers[kTiers];
     for (const auto& name : splittable_tensors(model, spec)) {
         const gguf::TensorInfo* t = used.at(name);
-        const bool fast = !cpu_fast || cpu_fast(t->type);
-        tiers[tier_of(roles.at(name)) + (fast ? 0 : 3)].push_back(t);
+        const packs::CpuGemvCost cost = cpu_cost ? cpu_cost(t->type) : packs::CpuGemvCost::ReadBound;
+        tiers[move_order(roles.at(name), cost)].push_back(t);
     }
 
     const auto layer_of = layers_of(model);

@@ -2,15 +2,21 @@
 // a prefix of its rows [0, gpu_rows) in the GPU arena and leaves the suffix [gpu_rows, rows) to the
 // CPU, which reads it straight from the file mapping. Only activations then cross PCIe per token.
 //
-// Which rows move (choose_row_split), in tiers, until enough bytes are off the GPU:
-//   1. ffn_gate and ffn_up   (the largest matrices; their CPU rows feed SwiGLU element-wise)
-//   2. ffn_down
-//   3. every other GEMV weight (attention / delta-net projections, the LM head)
-// Each tier first takes only tensors whose format the CPU multiplies fast (a tuned CPU kernel against
-// the GPU's activation format; packs/cpu_gemv_speed.hpp); the tensors in formats that only the
-// scalar reference runs on the CPU come after all three tiers, in the same tier order. Measured on
-// the H200's host: the reference reads 0.07-0.3 GB/s per thread, a tuned kernel 3-5, so a few
-// percent of the CPU bytes in a slow format would take most of the CPU's time.
+// Which rows move (choose_row_split), in tiers, until enough bytes are off the GPU. By role:
+//   ffn_gate and ffn_up   (the largest matrices; their CPU rows feed SwiGLU element-wise)
+//   ffn_down
+//   every other GEMV weight (attention / delta-net projections, the LM head)
+// and by what a byte of the tensor's format costs the CPU (packs/cpu_gemv_speed.hpp: a tuned kernel
+// that keeps up with the host's reads, a tuned one bound by its decoding, the scalar reference only):
+//   1. ffn_gate / ffn_up, read-bound      4. ffn_down, arithmetic-bound
+//   2. ffn_down, read-bound               5. the others, read-bound
+//   3. ffn_gate / ffn_up, arithmetic-bound 6. the others, arithmetic-bound
+//   7-9. the three roles in formats only the reference runs.
+// Measured on the H200's host (15 threads): the reference reads 0.07-0.3 GB/s per thread, a tuned
+// kernel 3-5, so a few percent of the CPU bytes in a reference-only format would take most of the
+// CPU's time; and an IQ2_XS / IQ2_S / IQ3_XXS / Q3_K byte took the tuned kernels 1.6-3x an IQ4_XS /
+// Q4_K byte (22-42 against 65-68 GB/s), so at 8 GiB the seed-iq4 27B's ~0.5 GB of such ffn rows stay
+// on the GPU while read-bound ffn rows go instead (the same bytes, less CPU time).
 // Within a tier every tensor gives up the SAME FRACTION of its rows (evenly over the layers, not
 // from the last layer backwards): the CPU suffix of a split GEMV runs overlapped with the GPU
 // prefix, so a step costs max(GPU part, CPU part) per GEMV. An even fraction keeps that balance the
@@ -36,6 +42,7 @@
 
 #include "model/model_binding.hpp"
 #include "model/model_spec.hpp"
+#include "packs/cpu_gemv_speed.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -109,14 +116,15 @@ struct RowSplit {
     std::vector<SplitKind> kinds;  // in tier order, then by role
 };
 
-// Whether the CPU multiplies a weight format fast; empty = every format is.
-using CpuGemvFast = std::function<bool(dense_type_id weight)>;
+// What a byte of a weight format costs the CPU (packs/cpu_gemv_speed.hpp); empty = every format is
+// read-bound.
+using CpuGemvCostOf = std::function<packs::CpuGemvCost(dense_type_id weight)>;
 
 // Moves weights off the GPU until at least `bytes_to_move` bytes are off it: first, when
 // `tables_to_host`, the row-read tables whole (Side::HostTable), then matrix rows to the CPU (tiers
 // above). bytes_to_move = 0 gives whole_on_gpu.
 RowSplit choose_row_split(const model::BoundModel& model, const model::ModelSpec& spec, uint64_t bytes_to_move,
-                          const CpuGemvFast& cpu_fast = {}, bool tables_to_host = false);
+                          const CpuGemvCostOf& cpu_cost = {}, bool tables_to_host = false);
 
 // Per-role summary of any placement (as RowSplit::kinds).
 std::vector<SplitKind> summarize(const model::BoundModel& model, const Placement& placement);
