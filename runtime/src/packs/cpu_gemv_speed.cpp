@@ -1,8 +1,14 @@
 #include "packs/cpu_gemv_speed.hpp"
 
+#include "core/env_number.hpp"
+
 namespace dense::packs {
 
-bool arithmetic_bound_on_cpu(dense_type_id weight) noexcept {
+bool arithmetic_bound_on_cpu(dense_type_id weight) {
+    // DENSE_CPU_COST_CLASSES=0: no format counts as arithmetic-bound (the order before session 25;
+    // for A/B measurements: the plan and the session both read it, so they still agree).
+    static const bool classes = env_whole_number("DENSE_CPU_COST_CLASSES", 1, 0, 1) == 1;
+    if (!classes) return false;
     switch (weight) {
         case DENSE_TYPE_Q2_K:
         case DENSE_TYPE_Q3_K:

@@ -14,6 +14,7 @@
 //   - ReferenceOnly: only cpu-ref (priority 0), the numerical oracle, scalar and 20-100x slower
 //     (0.07-0.3 GB/s per thread against 5-19 for cpu-avx2).
 // A format a third-party pack adds is ReadBound when a pack tunes it (the runtime knows no better).
+// DENSE_CPU_COST_CLASSES=0 makes every tuned format ReadBound (for A/B measurements).
 #pragma once
 
 #include "packs/pack_manager.hpp"
@@ -25,7 +26,8 @@ namespace dense::packs {
 enum class CpuGemvCost { ReadBound = 0, ArithmeticBound = 1, ReferenceOnly = 2 };
 
 // Whether a format's tuned CPU GEMV is bound by its decoding rather than by reads (the list above).
-bool arithmetic_bound_on_cpu(dense_type_id weight) noexcept;
+// Throws dense::Error(Usage) when DENSE_CPU_COST_CLASSES is set to anything but 0 or 1.
+bool arithmetic_bound_on_cpu(dense_type_id weight);
 
 // For a weight format: ReferenceOnly unless a pack usable on the CPU device (devices()[0])
 // implements its GEMV against activation_for(weight) with priority above 0; else ArithmeticBound or
