@@ -549,3 +549,33 @@ TEST(RowSplitBill, OverBudgetReportShowsTheSplitThatFits) {
 
 }  // namespace
 }  // namespace dense::test
+
+namespace dense::test {
+namespace {
+
+// The CPU parts a split's step runs (bus_read_share auto's hand-over term): adjacent split GEMVs on
+// one activation are one job, so per layer one for gate + up, one for down, one for a Gated DeltaNet
+// or attention list, one per other GEMV with CPU rows; one for the head.
+TEST(RowSplit, CpuJobsPerStepCountTheDistinctInputsOfSplitGemvs) {
+    const Model& m = tiny();
+    const auto roles_with_cpu_rows = [&m](std::set<std::string> roles) {
+        return [&m, roles](const gguf::TensorInfo* t) { return roles.count(role_of(m, std::string(t->name))) != 0; };
+    };
+    int64_t recurrent = 0, attention = 0;
+    for (const auto& l : m.bound.layers) (l.kind == "recurrent" ? recurrent : attention) += 1;
+    const int64_t layers = recurrent + attention;
+    ASSERT_GT(recurrent, 0);
+    ASSERT_GT(attention, 0);
+    const auto& spec = qwen35_spec();
+    EXPECT_EQ(plan::cpu_jobs_per_step(m.bound, spec, roles_with_cpu_rows({})), 0);
+    EXPECT_EQ(plan::cpu_jobs_per_step(m.bound, spec, roles_with_cpu_rows({"ffn_gate"})), layers);
+    EXPECT_EQ(plan::cpu_jobs_per_step(m.bound, spec, roles_with_cpu_rows({"ffn_gate", "ffn_up"})), layers);
+    EXPECT_EQ(plan::cpu_jobs_per_step(m.bound, spec, roles_with_cpu_rows({"ffn_gate", "ffn_up", "ffn_down"})), 2 * layers);
+    EXPECT_EQ(plan::cpu_jobs_per_step(m.bound, spec, roles_with_cpu_rows({"attn_qkv", "attn_gate", "ssm_beta", "ssm_alpha",
+                                                                            "attn_q", "attn_k", "attn_v"})),
+              layers);
+    EXPECT_EQ(plan::cpu_jobs_per_step(m.bound, spec, roles_with_cpu_rows({"ssm_out", "attn_output", "output"})), layers + 1);
+}
+
+}  // namespace
+}  // namespace dense::test

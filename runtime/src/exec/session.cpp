@@ -8,6 +8,7 @@
 #include "packs/activation_choice.hpp"
 #include "plan/buffer_arena.hpp"
 #include "plan/bus_share.hpp"
+#include "plan/row_split.hpp"
 #include "plan/bus_staging.hpp"
 #include "plan/graph_options.hpp"
 #include "plan/op_workspace.hpp"
@@ -96,8 +97,12 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
             // A probe that fails (a pack without some GEMV, page-locked memory refused) costs the
             // choice, not the run: the CPU then reads every host row, as before `auto`.
             try {
+                const int64_t cpu_jobs = plan::cpu_jobs_per_step(model, spec, [&device_rows](const gguf::TensorInfo* t) {
+                    auto it = device_rows.find(t);
+                    return it != device_rows.end() && it->second < t->ne[1] * t->ne[2] * t->ne[3];
+                });
                 bus_share_ = choose_auto_bus_share(packs, options.device, device_rows, go,
-                                                   plan::row_read_tables(model, spec), ring, bus_staging);
+                                                   plan::row_read_tables(model, spec), cpu_jobs, ring, bus_staging);
             } catch (const Error& e) {
                 if (e.kind() != ErrorKind::Pack && e.kind() != ErrorKind::Device) throw;
                 bus_share_ = 0;

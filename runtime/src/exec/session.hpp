@@ -230,7 +230,7 @@ private:
     double choose_auto_bus_share(const packs::PackManager& packs, size_t device,
                                  const std::map<const gguf::TensorInfo*, int64_t>& device_rows,
                                  const graph::GraphOptions& go, const std::vector<std::string>& row_read_tables,
-                                 void* ring, uint64_t ring_bytes);
+                                 int64_t cpu_jobs, void* ring, uint64_t ring_bytes);
 
     std::unique_ptr<DeviceMemory> memory_;
     std::unique_ptr<WeightStore> weights_;

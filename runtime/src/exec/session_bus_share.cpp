@@ -16,7 +16,7 @@ namespace dense::exec {
 double Session::choose_auto_bus_share(const packs::PackManager& packs, size_t device,
                                       const std::map<const gguf::TensorInfo*, int64_t>& device_rows,
                                       const graph::GraphOptions& go, const std::vector<std::string>& row_read_tables,
-                                      void* ring, uint64_t ring_bytes) {
+                                      int64_t cpu_jobs, void* ring, uint64_t ring_bytes) {
     plan::BusShareInputs in;
     ProbeWeight probe;  // the most host bytes: the CPU's rate
     std::map<dense_type_id, ProbeWeight> formats;  // per format in VRAM, its largest weight: the GPU's
@@ -52,6 +52,7 @@ double Session::choose_auto_bus_share(const packs::PackManager& packs, size_t de
         vram.push_back(f);
     }
     const SplitRates rates = measure_split_rates(*memory_, *cpu_workers_, packs, device, probe, vram, ring, ring_bytes);
+    in.cpu_jobs = static_cast<double>(cpu_jobs);
     in.cpu_gbs = rates.cpu_gbs;
     in.bus_gbs = rates.bus_gbs;
     in.gpu_gbs = rates.gpu_gbs;

@@ -193,6 +193,28 @@ TensorReads tensor_reads(const model::BoundModel& model, const model::ModelSpec&
 
 }  // namespace
 
+int64_t cpu_jobs_per_step(const model::BoundModel& model, const model::ModelSpec& spec,
+                          const std::function<bool(const gguf::TensorInfo*)>& has_cpu_rows) {
+    std::set<std::pair<int64_t, std::string>> jobs;  // (layer, -1 for the head; recipe and input)
+    auto visit = [&](int64_t layer, const std::string& recipe, const std::map<std::string, const gguf::TensorInfo*>& tensors) {
+        auto it = spec.recipes.find(recipe);
+        if (it == spec.recipes.end()) return;
+        for (const auto& step : it->second) {
+            if ((step.op != "gemv" && step.op != "gemv_add") || step.weights.empty() || step.inputs.empty()) continue;
+            auto t = tensors.find(step.weights[0]);
+            if ((t == tensors.end() || t->second == nullptr) && !step.fallback_weight.empty()) t = tensors.find(step.fallback_weight);
+            if (t == tensors.end() || t->second == nullptr || !has_cpu_rows(t->second)) continue;
+            jobs.insert({layer, recipe + "/" + step.inputs[0]});
+        }
+    };
+    visit(-1, "head", model.globals);
+    for (const auto& layer : model.layers) {
+        visit(layer.index, layer.kind, layer.tensors);
+        visit(layer.index, "ffn", layer.tensors);
+    }
+    return static_cast<int64_t>(jobs.size());
+}
+
 std::vector<std::string> splittable_tensors(const model::BoundModel& model, const model::ModelSpec& spec) {
     const TensorReads reads = tensor_reads(model, spec);
     const auto used = used_tensors(model);

@@ -126,6 +126,14 @@ using CpuGemvCostOf = std::function<packs::CpuGemvCost(dense_type_id weight)>;
 RowSplit choose_row_split(const model::BoundModel& model, const model::ModelSpec& spec, uint64_t bytes_to_move,
                           const CpuGemvCostOf& cpu_cost = {}, bool tables_to_host = false);
 
+// How many CPU parts a token step of a split runs: the executor hands adjacent split GEMVs that read
+// the same activation to the CPU as one job (exec/host_nodes.hpp: a layer's ffn_gate and ffn_up, an
+// attention or Gated DeltaNet list), so per layer, and for the head, the distinct inputs of the GEMV
+// steps whose weight has CPU rows (`has_cpu_rows`). bus_read_share auto's hand-over term
+// (plan/bus_share.hpp).
+int64_t cpu_jobs_per_step(const model::BoundModel& model, const model::ModelSpec& spec,
+                          const std::function<bool(const gguf::TensorInfo*)>& has_cpu_rows);
+
 // Per-role summary of any placement (as RowSplit::kinds).
 std::vector<SplitKind> summarize(const model::BoundModel& model, const Placement& placement);
 
