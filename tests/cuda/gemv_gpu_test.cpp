@@ -568,7 +568,18 @@ TEST(CudaGemvList, EveryOutputIsBitIdenticalToItsOwnGemv) {
         call.n_dst = static_cast<uint32_t>(dst.size());
         gpu.host().clear_logs();
         ASSERT_EQ(gpu.run(DENSE_TYPE_NONE, DENSE_TYPE_Q8_32, call), DENSE_OK) << gpu.host().log_text();
-        EXPECT_TRUE(gpu.host().logs().empty()) << gpu.host().log_text();
+        // Nothing above debug level; at debug level the pack says which lists went out as a pair
+        // launch: on sm_90 the cases named for it (kernels/gemv_pair_plan.hpp), nowhere else.
+        bool paired = false;
+        for (const auto& line : gpu.host().logs()) {
+            EXPECT_EQ(line.level, static_cast<dense_log_level>(DENSE_LOG_DEBUG)) << line.message;
+            paired = paired || line.message.find("in one pair launch") != std::string::npos;
+        }
+        const std::string name = c.name;
+        const bool pairs_here = gpu.lib().name == "cuda-sm90" &&
+                                (name.rfind("pair", 0) == 0 || name == "gated deltanet" || name == "attention" ||
+                                 name.rfind("q4_k_m", 0) == 0);
+        EXPECT_EQ(paired, pairs_here) << gpu.host().log_text();
         for (size_t i = 0; i < mats.size(); ++i) {
             const std::string label = std::string(mats[i].f->name) + " #" + std::to_string(i) + " {" +
                                       std::to_string(c.in) + ", " + std::to_string(mats[i].out) + "}";

@@ -7,6 +7,7 @@
 #include <cuda.h>  // the driver API's types only: its functions come through cudaGetDriverEntryPointByVersion
 #include <cuda_runtime_api.h>
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,12 +43,25 @@ dense_status on_device(void* user, uint32_t device_index, const char* what, F&& 
     });
 }
 
+// Every block this pack allocates for the runtime (device, page-locked, mapped) has kReadSlack bytes
+// past its end that nothing is placed in: the GEMV units of the 2-byte-aligned formats (Q8_0, Q6_K,
+// Q3_K, IQ4_NL, ...) read their fields from global memory as whole aligned 32-bit words joined by
+// funnel shifts (gemv_common.cuh, ld_words), so the last field of a matrix that ends a buffer loads
+// up to 4 bytes past it. Found by review in session 25 with a guard page after the matrix on the
+// CPU (the streamed kernels have read that way since session 24). 256 keeps the next block aligned
+// the way cudaMalloc would. Not billed by the runtime's plan: 256 bytes per allocation, inside its
+// safety reserve.
+constexpr uint64_t kReadSlack = 256;
+
+bool slack_fits(uint64_t bytes) noexcept { return bytes <= std::numeric_limits<size_t>::max() - kReadSlack; }
+
 dense_status alloc_cb(void* user, uint32_t device_index, uint64_t bytes, void** out_ptr) noexcept {
     if (out_ptr == nullptr) return invalid(user, "alloc: out_ptr is NULL");
     *out_ptr = nullptr;
+    if (!slack_fits(bytes)) return invalid(user, "alloc: more bytes than any device holds");
     return on_device(user, device_index, "alloc", [&](const PackState& st) {
         return report_cuda(st.host, st.name, "cudaMalloc(" + std::to_string(bytes) + " bytes)",
-                           cudaMalloc(out_ptr, static_cast<size_t>(bytes)));
+                           cudaMalloc(out_ptr, static_cast<size_t>(bytes + kReadSlack)));
     });
 }
 
@@ -186,9 +200,10 @@ void graph_destroy_cb(void* user, uint32_t device_index, void* graph) noexcept {
 dense_status host_alloc_cb(void* user, uint32_t device_index, uint64_t bytes, void** out_ptr) noexcept {
     if (out_ptr == nullptr) return invalid(user, "host_alloc: out_ptr is NULL");
     *out_ptr = nullptr;
+    if (!slack_fits(bytes)) return invalid(user, "host_alloc: more bytes than any host holds");
     return on_device(user, device_index, "host_alloc", [&](const PackState& st) {
         return report_cuda(st.host, st.name, "cudaMallocHost(" + std::to_string(bytes) + " bytes)",
-                           cudaMallocHost(out_ptr, static_cast<size_t>(bytes)));
+                           cudaMallocHost(out_ptr, static_cast<size_t>(bytes + kReadSlack)));
     });
 }
 
@@ -275,10 +290,11 @@ dense_status host_alloc_mapped_cb(void* user, uint32_t device_index, uint64_t by
     if (out_host_ptr == nullptr || out_device_ptr == nullptr) return invalid(user, "host_alloc_mapped: NULL out pointer");
     *out_host_ptr = nullptr;
     *out_device_ptr = nullptr;
+    if (!slack_fits(bytes)) return invalid(user, "host_alloc_mapped: more bytes than any host holds");
     return on_device(user, device_index, "host_alloc_mapped", [&](const PackState& st) -> dense_status {
         void* host = nullptr;
         dense_status s = report_cuda(st.host, st.name, "cudaHostAlloc(" + std::to_string(bytes) + " bytes, mapped)",
-                                     cudaHostAlloc(&host, static_cast<size_t>(bytes), cudaHostAllocMapped | cudaHostAllocPortable));
+                                     cudaHostAlloc(&host, static_cast<size_t>(bytes + kReadSlack), cudaHostAllocMapped | cudaHostAllocPortable));
         if (s != DENSE_OK) return s;
         void* device = nullptr;
         s = report_cuda(st.host, st.name, "cudaHostGetDevicePointer", cudaHostGetDevicePointer(&device, host, 0));

@@ -26,7 +26,9 @@ struct Q6_KDot {
         ld_words<sub_align(A, 64)>(step + 64 * h, ql);
         ld_words<sub_align(A, 128)>(step + 128 + 32 * h, qh);
         const uint32_t scales = ld_u32<sub_align(A, 4)>(step + 192 + 4 * u);  // int8 scales 4u..4u+3
-        // d is bytes 208..209, the high half of the word at 206 (no read past the block).
+        // d is bytes 208..209, the high half of the word at 206 (no read past the block where the
+        // step is 4-byte aligned; at A = 2 the funnel-shift load of a block that starts at 2 mod 4
+        // reads the word after it too: up to 4 bytes past a matrix, device_api.cpp kReadSlack).
         const float d = half_to_float(ld_u32<sub_align(A, 206)>(step + 206) >> 16);
         const uint32_t nib_shift = 4u * static_cast<uint32_t>(u & 1);
         DENSE_DECODE_UNROLL

@@ -918,8 +918,9 @@ cudaError_t launch_balanced(const GemvKernelArgs& args, cudaStream_t stream) {
 // DENSE_CUDA_GEMV_STREAM=0 keeps the old order and kernels (read once; for A/B measurements).
 // Session 24: the ring formats (Q6_K, Q3_K, Q2_K, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_NL, Q8_0) take
 // the same layout on the same matrices (tuning::kGemvStreamRingFormats), their units reading their
-// 2-byte-aligned fields straight from global memory (a unit reads only its own step's bytes at any
-// alignment, so the loads stay inside the matrix). experiments/gemv_stream.cu, H200, same run, the
+// 2-byte-aligned fields straight from global memory (a unit reads its own step's bytes, as whole
+// aligned 32-bit words: the last field of a matrix may load up to 4 bytes past its end, which every
+// buffer of this pack has as slack, device_api.cpp kReadSlack). experiments/gemv_stream.cu, H200, same run, the
 // ring kernel against this layout (8 slices, 2 rows, 2 steps in flight), µs: Q6_K 5120 x 6144 15.64
 // -> 14.09, 17408 x 5120 34.60 -> 32.50, 5120 x 17408 41.17 -> 34.76; IQ3_S 15.63 -> 12.12; IQ3_XXS
 // ffn_down 35.25 -> 26.49; Q3_K 35.05 -> 28.60 and 40.31 -> 28.06; Q2_K 19.90 -> 14.91 and 22.60 ->

@@ -3,7 +3,9 @@
 //
 // Contract (gemv_ops.cpp validates every call before it gets here):
 //   - weight: `out` contiguous rows of `row_bytes` bytes, each `in` elements of the format (in a
-//     multiple of the block size); any address (an unaligned matrix takes a slower load path);
+//     multiple of the block size); any address (an unaligned matrix takes a slower load path); the
+//     16 bytes past the matrix readable (the units of 2-byte-aligned formats read whole aligned
+//     words from global memory; this pack's allocations keep that slack, device_api.cpp);
 //   - act: `in` elements of the activation format: Q8_32 (codes 16-byte aligned) for the quantized
 //     formats, F32 (4-byte aligned) for F32 / F16 / BF16 weights;
 //   - dst: `out` floats, 4-byte aligned, disjoint from weight and act; accumulate: dst += W x,
