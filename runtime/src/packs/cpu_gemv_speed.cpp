@@ -6,7 +6,8 @@ namespace dense::packs {
 
 bool arithmetic_bound_on_cpu(dense_type_id weight) {
     // DENSE_CPU_COST_CLASSES=0: no format counts as arithmetic-bound (the order before session 25;
-    // for A/B measurements: the plan and the session both read it, so they still agree).
+    // for A/B measurements; a session runs the placement its plan chose, so they still agree). Read
+    // when a split is planned: a bad value is an error then.
     static const bool classes = env_whole_number("DENSE_CPU_COST_CLASSES", 1, 0, 1) == 1;
     if (!classes) return false;
     switch (weight) {

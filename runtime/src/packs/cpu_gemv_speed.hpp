@@ -14,7 +14,8 @@
 //   - ReferenceOnly: only cpu-ref (priority 0), the numerical oracle, scalar and 20-100x slower
 //     (0.07-0.3 GB/s per thread against 5-19 for cpu-avx2).
 // A format a third-party pack adds is ReadBound when a pack tunes it (the runtime knows no better).
-// DENSE_CPU_COST_CLASSES=0 makes every tuned format ReadBound (for A/B measurements).
+// DENSE_CPU_COST_CLASSES=0 makes every tuned format ReadBound (for A/B measurements; read when a
+// split is planned, and a value other than 0 or 1 is a usage error then).
 #pragma once
 
 #include "packs/pack_manager.hpp"

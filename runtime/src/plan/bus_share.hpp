@@ -74,7 +74,7 @@ struct BusShareChoice {
 BusShareChoice choose_bus_share(const BusShareInputs& in);
 
 // "0.78 (0.98 GB of host rows; bus 48.1 GB/s, CPU 45.9 GB/s, GPU GEMV 1800 GB/s, 21 CPU parts: step ~12.9
-// ms, ~20.6 at 0.5)" for the log.
+// ms, ~20.6 ms at 0.5)" for the log.
 std::string describe(const BusShareChoice& c, const BusShareInputs& in);
 
 }  // namespace dense::plan

@@ -130,7 +130,11 @@ RowSplit choose_row_split(const model::BoundModel& model, const model::ModelSpec
 // the same activation to the CPU as one job (exec/host_nodes.hpp: a layer's ffn_gate and ffn_up, an
 // attention or Gated DeltaNet list), so per layer, and for the head, the distinct inputs of the GEMV
 // steps whose weight has CPU rows (`has_cpu_rows`). bus_read_share auto's hand-over term
-// (plan/bus_share.hpp).
+// (plan/bus_share.hpp). An estimate of HostNodes' grouping, which also needs the same activation
+// format, no accumulation and adjacency: equal to the jobs that ran in 16 qwen35 placements checked
+// in review (session 25); it counts too few where a float weight (F32 activation) shares an input
+// with quantized ones and both have CPU rows, or with DENSE_ROW_SPLIT_MERGE=0. Each missed job moves
+// the share by 0.1 ms / (C + B): ~0.003 at 16 GiB, ~0.0004 at 8 GiB.
 int64_t cpu_jobs_per_step(const model::BoundModel& model, const model::ModelSpec& spec,
                           const std::function<bool(const gguf::TensorInfo*)>& has_cpu_rows);
 
