@@ -158,6 +158,38 @@ uint64_t row_bytes(const gguf::TensorInfo& t) {
 
 namespace {
 
+using TensorsByRole = std::map<std::string, const gguf::TensorInfo*>;
+
+// f(layer, recipe, step, tensors) for every step of the recipes a token step runs: the head's (layer
+// -1, the globals' tensors), then per trunk layer its kind's and "ffn" (that layer's tensors).
+template <class F>
+void for_each_recipe_step(const model::BoundModel& model, const model::ModelSpec& spec, F&& f) {
+    auto run = [&](int64_t layer, const std::string& recipe, const TensorsByRole& tensors) {
+        auto it = spec.recipes.find(recipe);
+        if (it == spec.recipes.end()) return;
+        for (const auto& step : it->second) f(layer, recipe, step, tensors);
+    };
+    run(-1, "head", model.globals);
+    for (const auto& layer : model.layers) {
+        run(layer.index, layer.kind, layer.tensors);
+        run(layer.index, "ffn", layer.tensors);
+    }
+}
+
+// Weight i of `step` as `tensors` bind it (the step's fallback weight where that role is absent), or
+// nullptr.
+const gguf::TensorInfo* step_weight(const model::RecipeStep& step, size_t i, const TensorsByRole& tensors) {
+    auto find = [&](const std::string& role) -> const gguf::TensorInfo* {
+        auto it = tensors.find(role);
+        return it == tensors.end() ? nullptr : it->second;
+    };
+    const gguf::TensorInfo* t = find(step.weights[i]);
+    if (t == nullptr && !step.fallback_weight.empty()) t = find(step.fallback_weight);
+    return t;
+}
+
+bool is_gemv_step(const model::RecipeStep& step) { return step.op == "gemv" || step.op == "gemv_add"; }
+
 // Which steps read each used tensor: as a GEMV matrix, by embed_row, or otherwise (norms, conv taps).
 struct TensorReads {
     std::set<std::string> gemv, embed, other;
@@ -165,29 +197,14 @@ struct TensorReads {
 
 TensorReads tensor_reads(const model::BoundModel& model, const model::ModelSpec& spec) {
     TensorReads reads;
-    auto find = [](const std::map<std::string, const gguf::TensorInfo*>& map,
-                   const std::string& role) -> const gguf::TensorInfo* {
-        auto it = map.find(role);
-        return it == map.end() ? nullptr : it->second;
-    };
-    auto visit = [&](const std::vector<model::RecipeStep>& steps,
-                     const std::map<std::string, const gguf::TensorInfo*>& tensors) {
-        for (const auto& s : steps) {
-            const bool gemv = s.op == "gemv" || s.op == "gemv_add";
-            for (size_t i = 0; i < s.weights.size(); ++i) {
-                const gguf::TensorInfo* t = find(tensors, s.weights[i]);
-                if (t == nullptr && !s.fallback_weight.empty()) t = find(tensors, s.fallback_weight);
-                if (t == nullptr) continue;
-                auto& set = (gemv && i == 0) ? reads.gemv : (s.op == "embed_row" && i == 0) ? reads.embed : reads.other;
-                set.insert(std::string(t->name));
-            }
+    for_each_recipe_step(model, spec, [&](int64_t, const std::string&, const model::RecipeStep& s, const TensorsByRole& tensors) {
+        for (size_t i = 0; i < s.weights.size(); ++i) {
+            const gguf::TensorInfo* t = step_weight(s, i, tensors);
+            if (t == nullptr) continue;
+            auto& set = (is_gemv_step(s) && i == 0) ? reads.gemv : (s.op == "embed_row" && i == 0) ? reads.embed : reads.other;
+            set.insert(std::string(t->name));
         }
-    };
-    if (auto it = spec.recipes.find("head"); it != spec.recipes.end()) visit(it->second, model.globals);
-    for (const auto& layer : model.layers) {
-        if (auto it = spec.recipes.find(layer.kind); it != spec.recipes.end()) visit(it->second, layer.tensors);
-        if (auto it = spec.recipes.find("ffn"); it != spec.recipes.end()) visit(it->second, layer.tensors);
-    }
+    });
     return reads;
 }
 
@@ -196,22 +213,12 @@ TensorReads tensor_reads(const model::BoundModel& model, const model::ModelSpec&
 int64_t cpu_jobs_per_step(const model::BoundModel& model, const model::ModelSpec& spec,
                           const std::function<bool(const gguf::TensorInfo*)>& has_cpu_rows) {
     std::set<std::pair<int64_t, std::string>> jobs;  // (layer, -1 for the head; recipe and input)
-    auto visit = [&](int64_t layer, const std::string& recipe, const std::map<std::string, const gguf::TensorInfo*>& tensors) {
-        auto it = spec.recipes.find(recipe);
-        if (it == spec.recipes.end()) return;
-        for (const auto& step : it->second) {
-            if ((step.op != "gemv" && step.op != "gemv_add") || step.weights.empty() || step.inputs.empty()) continue;
-            auto t = tensors.find(step.weights[0]);
-            if ((t == tensors.end() || t->second == nullptr) && !step.fallback_weight.empty()) t = tensors.find(step.fallback_weight);
-            if (t == tensors.end() || t->second == nullptr || !has_cpu_rows(t->second)) continue;
-            jobs.insert({layer, recipe + "/" + step.inputs[0]});
-        }
-    };
-    visit(-1, "head", model.globals);
-    for (const auto& layer : model.layers) {
-        visit(layer.index, layer.kind, layer.tensors);
-        visit(layer.index, "ffn", layer.tensors);
-    }
+    for_each_recipe_step(model, spec, [&](int64_t layer, const std::string& recipe, const model::RecipeStep& step,
+                                          const TensorsByRole& tensors) {
+        if (!is_gemv_step(step) || step.weights.empty() || step.inputs.empty()) return;
+        const gguf::TensorInfo* t = step_weight(step, 0, tensors);
+        if (t != nullptr && has_cpu_rows(t)) jobs.insert({layer, recipe + "/" + step.inputs[0]});
+    });
     return static_cast<int64_t>(jobs.size());
 }
 
