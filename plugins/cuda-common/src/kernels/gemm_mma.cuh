@@ -447,8 +447,7 @@ cudaError_t launch_gemm_mma(const GemmLaunch& g, cudaStream_t stream, bool stage
     p.ks = ga.ks;
     p.strided = ga.strided;
     // DENSE_CUDA_GEMM_MMA_PAIRS=0: one slice per warp (8 warps per tile), for same-run A/Bs; same bits.
-    const char* pairs = std::getenv("DENSE_CUDA_GEMM_MMA_PAIRS");
-    p.slices_per_warp = ga.strided && (pairs == nullptr || std::strcmp(pairs, "0") != 0) ? 2 : 1;
+    p.slices_per_warp = ga.strided && env_switch_on("DENSE_CUDA_GEMM_MMA_PAIRS") ? 2 : 1;
     p.n_cols = static_cast<int>(g.cols);
     p.n_groups = static_cast<int>((g.cols + kMmaCols - 1) / kMmaCols);
     p.n_vtiles = (c.out + kMmaRows - 1) / kMmaRows * p.n_groups;

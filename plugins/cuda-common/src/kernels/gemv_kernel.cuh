@@ -43,6 +43,7 @@
 // compiles to exactly the GEMV's code (see "columns" below).
 #pragma once
 
+#include "kernels/env_switch.hpp"
 #include "kernels/launch_chain.cuh"
 #include "kernels/gemv_common.cuh"
 #include "kernels/gemv_launchers.hpp"
@@ -648,10 +649,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm<C>) gemv_q_kernel(co
 // then every load stays inside the matrix, since a unit at A >= 8 reads its step's own bytes only.
 // DENSE_CUDA_GEMV_DIRECT=0 keeps every format on the ring (read once; for A/B measurements).
 inline bool direct_loads_enabled() {
-    static const bool enabled = [] {
-        const char* v = std::getenv("DENSE_CUDA_GEMV_DIRECT");
-        return v == nullptr || std::strcmp(v, "0") != 0;
-    }();
+    static const bool enabled = env_switch_on("DENSE_CUDA_GEMV_DIRECT");
     return enabled;
 }
 

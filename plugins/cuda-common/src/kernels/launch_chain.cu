@@ -1,4 +1,5 @@
 #include "kernels/launch_chain.cuh"
+#include "kernels/env_switch.hpp"
 #include "kernels/launch_chain_break.hpp"
 
 #include <algorithm>
@@ -6,16 +7,10 @@
 #include <mutex>
 #include <vector>
 
-#include <cstdlib>
-#include <cstring>
-
 namespace dense::cuda {
 
 bool chained_launches_enabled() {
-    static const bool enabled = [] {
-        const char* v = std::getenv("DENSE_CUDA_CHAIN");
-        return v == nullptr || std::strcmp(v, "0") != 0;
-    }();
+    static const bool enabled = env_switch_on("DENSE_CUDA_CHAIN");
     return enabled;
 }
 

@@ -1,0 +1,16 @@
+// The pack's A/B switches (DENSE_CUDA_CHAIN, DENSE_CUDA_GEMV_DIRECT, DENSE_CUDA_GEMV_PAIR,
+// DENSE_CUDA_GEMM_MMA_PAIRS): each is on unless its environment variable is exactly "0". Callers
+// that read one per launch cache it themselves where the comment there says "read once".
+#pragma once
+
+#include <cstdlib>
+#include <cstring>
+
+namespace dense::cuda {
+
+inline bool env_switch_on(const char* name) {
+    const char* v = std::getenv(name);
+    return v == nullptr || std::strcmp(v, "0") != 0;
+}
+
+}  // namespace dense::cuda
