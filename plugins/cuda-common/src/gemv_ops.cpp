@@ -293,11 +293,10 @@ bool launch_list_pairs(const Prepared& p, cudaStream_t stream, bool* done, cudaE
         for (int i = 0; i < n; ++i) done[sub[i]] = true;
         return true;
     };
-    if (n_formats == 1) return try_formats(formats[0], formats[0]);
-    if (n_formats == 2 && try_formats(formats[0], formats[1])) return true;
+    // Two formats (the whole list when it has two), then one format's two orders.
     for (int x = 0; x < n_formats; ++x)
         for (int y = x + 1; y < n_formats; ++y)
-            if (n_formats > 2 && try_formats(formats[x], formats[y])) return true;
+            if (try_formats(formats[x], formats[y])) return true;
     for (int x = 0; x < n_formats; ++x)
         if (try_formats(formats[x], formats[x])) return true;
     return false;

@@ -5,11 +5,9 @@
 // gemv_pair_*.cu files after the dot headers of their formats.
 #pragma once
 
+#include "kernels/env_switch.hpp"
 #include "kernels/gemv_kernel.cuh"
 #include "kernels/gemv_pair_plan.hpp"
-
-#include <cstdlib>
-#include <cstring>
 
 namespace dense::cuda::gemv {
 DENSE_GEMV_FLAVOR_BEGIN
@@ -41,23 +39,19 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvStreamMinBlocksPerSm)
 // DENSE_CUDA_GEMV_PAIR=0 launches every list per format and order, as before the pairs (read once;
 // for A/B measurements).
 inline bool pair_launches_enabled() {
-    static const bool enabled = [] {
-        const char* v = std::getenv("DENSE_CUDA_GEMV_PAIR");
-        return v == nullptr || std::strcmp(v, "0") != 0;
-    }();
+    static const bool enabled = env_switch_on("DENSE_CUDA_GEMV_PAIR");
     return enabled;
 }
 
-inline double matrix_bytes(const GemvMatrix& m, const GemvKernelArgs& p) {
-    return static_cast<double>(m.rows) * static_cast<double>(p.row_bytes);
-}
+// Whether this arch's tuning streams any matrix, which a pair needs (its large group is streamed).
+inline constexpr bool kPairLaunches = tuning::kGemvStreamLayout && tuning::kGemvDirectLoads;
 
 // The list as pair (DotS streamed, DotD beside it) of types (s_type, d_type); false when it does
 // not fit (gemv_pair_plan.hpp), nothing enqueued.
 template <class DotS, class DotD>
 bool launch_pair(const uint32_t* types, const GemvLaunch* calls, int n, uint32_t s_type, uint32_t d_type,
                  cudaStream_t stream, cudaError_t& err) {
-    if constexpr (!(tuning::kGemvStreamLayout && tuning::kGemvDirectLoads)) {
+    if constexpr (!kPairLaunches) {
         (void)types;
         (void)calls;
         (void)n;
@@ -88,14 +82,18 @@ bool launch_pair(const uint32_t* types, const GemvLaunch* calls, int n, uint32_t
         if (!plan.ok) return false;
 
         PairKernelArgs p{};
+        double s_bytes = 0, d_bytes = 0;
         p.streamed = launch_args<DotS>(calls[plan.streamed[0]], calls[0].in);
-        for (int j = 0; j < plan.n_streamed; ++j) add_matrix(p.streamed, calls[plan.streamed[j]], 1);
+        for (int j = 0; j < plan.n_streamed; ++j) {
+            add_matrix(p.streamed, calls[plan.streamed[j]], 1);
+            s_bytes += orders[plan.streamed[j]].bytes;
+        }
         const int64_t tasks = number_stream_tasks(p.streamed);
         p.direct = launch_args<DotD>(calls[plan.direct[0]], calls[0].in);
-        for (int j = 0; j < plan.n_direct; ++j) add_matrix(p.direct, calls[plan.direct[j]], 1);
-        double s_bytes = 0, d_bytes = 0;
-        for (int m = 0; m < p.streamed.n_mats; ++m) s_bytes += matrix_bytes(p.streamed.mats[m], p.streamed);
-        for (int m = 0; m < p.direct.n_mats; ++m) d_bytes += matrix_bytes(p.direct.mats[m], p.direct);
+        for (int j = 0; j < plan.n_direct; ++j) {
+            add_matrix(p.direct, calls[plan.direct[j]], 1);
+            d_bytes += orders[plan.direct[j]].bytes;
+        }
 
         constexpr auto kernel = gemv_pair_kernel<DotS, DotD>;
         const int64_t max_blocks = static_cast<int64_t>(sm_count()) * blocks_per_sm<kernel, 0>();

@@ -25,7 +25,7 @@ const GemvPair* gemv_pairs_with_q8_0(int& count) {
         DENSE_GEMV_PAIR(Q3_KDot, Q8_0Dot, DENSE_TYPE_Q3_K, DENSE_TYPE_Q8_0),
         DENSE_GEMV_PAIR(Q2_KDot, Q8_0Dot, DENSE_TYPE_Q2_K, DENSE_TYPE_Q8_0),
     };
-    count = static_cast<int>(sizeof pairs / sizeof pairs[0]);
+    count = gemv::kPairLaunches ? static_cast<int>(sizeof pairs / sizeof pairs[0]) : 0;
     return pairs;
 }
 

@@ -19,7 +19,7 @@ const GemvPair* gemv_pairs_same_format(int& count) {
         DENSE_GEMV_PAIR(Q6_KDot, Q6_KDot, DENSE_TYPE_Q6_K, DENSE_TYPE_Q6_K),
         DENSE_GEMV_PAIR(IQ4_XSDot, IQ4_XSDot, DENSE_TYPE_IQ4_XS, DENSE_TYPE_IQ4_XS),
     };
-    count = static_cast<int>(sizeof pairs / sizeof pairs[0]);
+    count = gemv::kPairLaunches ? static_cast<int>(sizeof pairs / sizeof pairs[0]) : 0;
     return pairs;
 }
 
