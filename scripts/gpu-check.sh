@@ -166,7 +166,8 @@ done
 # Each result lands in $logs as markdown + JSON (+ SVG); one line per result in the summary.
 # Env: DENSE_BENCH=0 skips all of it; DENSE_BENCH_GEMV=0 skips (a); DENSE_BENCH_27B=0 skips (b)-(d);
 # DENSE_BENCH_ARGS overrides the model bench flags (default "-p 512 -n 128 -d 0,8192,32768 -r 3");
-# DENSE_BENCH_AB=0 skips (c), DENSE_BENCH_AB_ENV=VAR=VALUE picks its switch, DENSE_BENCH_AB_ARGS its
+# DENSE_BENCH_AB=0 skips (c), DENSE_BENCH_AB_ENV=VAR=VALUE picks its switch (several, space-separated:
+# one run each), DENSE_BENCH_AB_ARGS its
 # bench flags (default "-p 0 -n 128 -d 0 -r 3"; "-p 512 -n 0 -r 3" for a prompt-side switch); DENSE_PEER=0 skips (d); DENSE_PEER_ARGS replaces llama-bench's flags
 # (default: its script's own, pp512 + tg128, then tg64 at depth 8192 and 32768, 3 repetitions);
 # DENSE_BENCH_CPU_ROWS=0 skips (f); DENSE_PREFILL_CHUNKS (default "16 32 128", empty = skip): pp512 per
@@ -248,17 +249,21 @@ if [ "${DENSE_BENCH:-1}" != 0 ]; then
     echo "27b bench: $(( $(date +%s) - start ))s"
     if [ "${DENSE_BENCH_AB:-1}" != 0 ]; then
       # One switch off at a time, the rest as in the run above: DENSE_BENCH_AB_ENV (default
-      # DENSE_CUDA_CHAIN=0, chained launches off; DENSE_CUDA_GEMV_DIRECT=0 keeps every GEMV on the ring).
-      ab_env=${DENSE_BENCH_AB_ENV:-DENSE_CUDA_CHAIN=0}
-      section "27b decode with $ab_env"
-      # shellcheck disable=SC2086  # DENSE_BENCH_AB_ARGS is a word list on purpose
-      if env "$ab_env" "$carry/bin/dense-rt" -m "$model" bench ${DENSE_BENCH_AB_ARGS:--p 0 -n 128 -d 0 -r 3} \
-          >"$logs/bench-27b-ab.md" 2>"$logs/bench-27b-ab.log"; then
-        cat "$logs/bench-27b-ab.md"
-        while IFS= read -r row; do bench_rows+=("$ab_env 27b $row"); done < <(grep -E '^\| (tg|pp)' "$logs/bench-27b-ab.md")
-      else
-        tail -20 "$logs/bench-27b-ab.log"; bench_rows+=("27b bench with $ab_env FAILED"); any_failed=1
-      fi
+      # DENSE_CUDA_CHAIN=0, chained launches off; DENSE_CUDA_GEMV_DIRECT=0 keeps every GEMV on the ring),
+      # or several switches separated by spaces, one A/B run each.
+      ab_index=0
+      for ab_env in ${DENSE_BENCH_AB_ENV:-DENSE_CUDA_CHAIN=0}; do
+        ab_index=$((ab_index + 1))
+        section "27b decode with $ab_env"
+        # shellcheck disable=SC2086  # DENSE_BENCH_AB_ARGS is a word list on purpose
+        if env "$ab_env" "$carry/bin/dense-rt" -m "$model" bench ${DENSE_BENCH_AB_ARGS:--p 0 -n 128 -d 0 -r 3} \
+            >"$logs/bench-27b-ab$ab_index.md" 2>"$logs/bench-27b-ab$ab_index.log"; then
+          cat "$logs/bench-27b-ab$ab_index.md"
+          while IFS= read -r row; do bench_rows+=("$ab_env 27b $row"); done < <(grep -E '^\| (tg|pp)' "$logs/bench-27b-ab$ab_index.md")
+        else
+          tail -20 "$logs/bench-27b-ab$ab_index.log"; bench_rows+=("27b bench with $ab_env FAILED"); any_failed=1
+        fi
+      done
     fi
     # (c2) prompt processing per batched-prefill chunk (--prefill-chunk; 1 = token by token):
     # DENSE_PREFILL_CHUNKS (default "16 32 128"; the run above used the default, 64; empty = skip),

@@ -182,6 +182,18 @@ Spec gdn_decode(Arena& a, std::mt19937_64& rng) {  // dk 4, dv 3, Hk 2, Hv 6; q/
     s.set_params(gdn_params(0.5f));
     return s;
 }
+// dk 4, dv 3, Hk 2, Hv 6, 3 taps: 2 * 2 * 4 + 6 * 3 = 34 channels.
+Spec gdn_step(Arena& a, std::mt19937_64& rng) {
+    Spec s;
+    s.kind = DENSE_OP_GDN_STEP;
+    s.src = {f32(a.floats(34, rng), 34),     f32(a.floats(3 * 34, rng), 3, 34), f32(a.floats(2 * 34, rng), 2, 34),
+             f32(a.floats(6, rng), 6),       f32(a.floats(6, rng), 6),          f32(a.floats(6, rng), 6),
+             f32(a.floats(6, rng), 6),       f32(a.floats(72, rng), 12, 6)};
+    s.dst = {f32(a.floats(34, rng), 34), f32(a.floats(2 * 34, rng), 2, 34), f32(a.floats(6, rng), 6),
+             f32(a.floats(6, rng), 6),   f32(a.floats(18, rng), 3, 6),      f32(a.floats(72, rng), 12, 6)};
+    s.set_params(gdn_step_params(0.5f, 1e-6f));
+    return s;
+}
 Spec check_finite(Arena& a, std::mt19937_64& rng) {
     Spec s;
     s.kind = DENSE_OP_CHECK_FINITE;
@@ -422,6 +434,32 @@ std::vector<Mutation> specific_mutations(dense_op_kind kind) {
                              s.edit_params<dense_gdn_params>([](auto& p) { p.scale = std::numeric_limits<float>::infinity(); });
                          }});
             break;
+        case DENSE_OP_GDN_STEP:
+            m.push_back({"delta state rows not a multiple of dv", [](Spec& s, Arena&) {
+                             for (auto* v : {&s.src[7], &s.dst[5]}) {
+                                 v->ne[0] = 10;
+                                 v->nb[1] = 40;
+                             }
+                         }});
+            m.push_back({"channels not 2 Hk dk + Hv dv for dk = 3", [](Spec& s, Arena&) {
+                             for (auto* v : {&s.src[7], &s.dst[5]}) {
+                                 v->ne[0] = 9;
+                                 v->nb[1] = 36;
+                             }
+                         }});
+            m.push_back({"Hv of b differs from the states'", [](Spec& s, Arena&) { s.src[3].ne[0] = 5; }});
+            m.push_back({"y over x", [](Spec& s, Arena&) { s.dst[0].data = s.src[0].data; }});
+            m.push_back({"delta state_out is state_in", [](Spec& s, Arena&) { s.dst[5].data = s.src[7].data; }});
+            m.push_back({"conv state_out is state_in", [](Spec& s, Arena&) { s.dst[1].data = s.src[2].data; }});
+            m.push_back({"o over beta", [](Spec& s, Arena&) { s.dst[4].data = s.dst[2].data; }});
+            m.push_back({"scale infinite", [](Spec& s, Arena&) {
+                             s.edit_params<dense_gdn_step_params>(
+                                 [](auto& p) { p.scale = std::numeric_limits<float>::infinity(); });
+                         }});
+            m.push_back({"eps negative", [](Spec& s, Arena&) {
+                             s.edit_params<dense_gdn_step_params>([](auto& p) { p.l2_eps = -1.0f; });
+                         }});
+            break;
         case DENSE_OP_CHECK_FINITE:
             m.push_back({"status word as F32", [](Spec& s, Arena&) { s.dst[0].type = DENSE_TYPE_F32; }});
             m.push_back({"x 2-D", [](Spec& s, Arena&) {
@@ -462,7 +500,7 @@ TEST_F(CpuRefOpsRefusal, EveryMalformedCallIsRefusedWithOneLogLineAndNoWrite) {
         {"swiglu", swiglu},           {"rope", rope},             {"kv_store", kv_store},
         {"attn_decode", attn_decode}, {"conv1d_causal", conv1d},  {"gdn_gates", gdn_gates},
         {"gdn_decode", gdn_decode},   {"check_finite", check_finite}, {"embed_row", embed_row},
-        {"gemv_q", gemv_accumulate}};
+        {"gemv_q", gemv_accumulate},  {"gdn_step", gdn_step}};
     std::mt19937_64 rng(301);
     std::size_t refusals = 0;
     for (const auto& [name, build] : builders) {

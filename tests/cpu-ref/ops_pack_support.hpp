@@ -100,6 +100,14 @@ inline dense_gdn_params gdn_params(float scale) {
     return p;
 }
 
+inline dense_gdn_step_params gdn_step_params(float scale, float l2_eps) {
+    auto p = dense::sdk::make_struct<dense_gdn_step_params>();
+    p.scale = scale;
+    p.l2_eps = l2_eps;
+    p.apply_silu = 1;
+    return p;
+}
+
 // A fixture for cpu-ref's untyped activation ops (RMS norm, RoPE, the Gated DeltaNet ops, attention,
 // ...): find an op by kind, and run one call expecting DENSE_OK with nothing logged.
 class CpuRefActivationOps : public PackHarness {

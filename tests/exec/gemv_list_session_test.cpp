@@ -3,6 +3,7 @@
 // merged step must give bit-identical logits and hidden states layer by layer, with exactly the
 // expected nodes fewer; by default (device nodes only) a CPU session is left alone, and a bad value
 // of the variable is a usage error. The GPU side is in tests/exec/gpu_session_test.cpp.
+#include "common/scoped_env.hpp"
 #include "core/error.hpp"
 #include "exec/session_fixture.hpp"
 #include "plan/plan_fixture.hpp"
@@ -23,33 +24,10 @@ const Model& tiny() {
     return *m;
 }
 
-// DENSE_GEMV_LISTS set for one scope, restored after.
-class ListsSetting {
-public:
-    explicit ListsSetting(const char* value) {
-        if (const char* v = std::getenv("DENSE_GEMV_LISTS")) saved_ = v;
-        if (value != nullptr)
-            ::setenv("DENSE_GEMV_LISTS", value, 1);
-        else
-            ::unsetenv("DENSE_GEMV_LISTS");
-    }
-    ~ListsSetting() {
-        if (saved_)
-            ::setenv("DENSE_GEMV_LISTS", saved_->c_str(), 1);
-        else
-            ::unsetenv("DENSE_GEMV_LISTS");
-    }
-    ListsSetting(const ListsSetting&) = delete;
-    ListsSetting& operator=(const ListsSetting&) = delete;
-
-private:
-    std::optional<std::string> saved_;
-};
-
 // A cpu-ref session whose GEMVs all take Q8_32 (as on a GPU: one quantized input per norm, so a
 // layer's GEMVs share it).
 std::unique_ptr<exec::Session> session(const char* lists) {
-    ListsSetting setting(lists);  // read while the graph is built
+    ScopedEnv setting("DENSE_GEMV_LISTS", lists);  // read while the graph is built
     exec::SessionOptions o;
     o.n_ctx = 32;
     o.kv_type = DENSE_TYPE_F16;

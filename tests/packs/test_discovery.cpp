@@ -3,6 +3,7 @@
 #include "pack_test_util.hpp"
 #include "packs/pack_discovery.hpp"
 #include "packs/pack_manager.hpp"
+#include "common/scoped_env.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::LogCapture;
+using test::ScopedEnv;
 using test::only;
 using test::test_pack;
 
@@ -22,25 +24,6 @@ size_t count_named(const PackManager& m, const std::string& name) {
     return static_cast<size_t>(
         std::count_if(m.packs().begin(), m.packs().end(), [&](const PackRecord& p) { return p.name == name; }));
 }
-
-// Sets an environment variable for one scope and restores the previous value.
-class ScopedEnv {
-public:
-    ScopedEnv(const char* name, const std::string& value) : name_(name) {
-        if (const char* old = std::getenv(name)) old_ = old;
-        ::setenv(name, value.c_str(), 1);
-    }
-    ~ScopedEnv() {
-        if (old_)
-            ::setenv(name_, old_->c_str(), 1);
-        else
-            ::unsetenv(name_);
-    }
-
-private:
-    const char* name_;
-    std::optional<std::string> old_;
-};
 
 TEST(PackDiscovery, FileNamesFollowLibdenseFamilyVariant) {
     EXPECT_EQ(pack_name_from_file("libdense-cuda-sm120.so"), "cuda-sm120");

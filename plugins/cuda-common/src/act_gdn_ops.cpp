@@ -1,11 +1,13 @@
 // CONV1D_CAUSAL, GDN_GATES and GDN_DECODE: the Gated DeltaNet block's ops (the calls' contracts are
-// pack-common's gdn_contracts.hpp, the same as cpu-ref's). The recurrent states may be updated in
+// pack-common's gdn_contracts.hpp, the same as cpu-ref's), and GDN_STEP (ABI 1.11), the four of one
+// token step in one kernel (ops_gdn_step.cu) where its shapes fit, else as the four launches. The recurrent states may be updated in
 // place (dst1 exactly src2 / src5) or ping-ponged between two buffers. Each takes the T tokens of a
 // batched prefill step on its token axis (dense_abi.h, ABI 1.10) in one launch whose kernel walks the
 // tokens in order (ops_conv.cu, ops_gdn.cu say why that leaves the bits of T one-token launches).
 #include "act_handlers.hpp"
 
 #include "kernels/act_launchers.hpp"
+#include "kernels/env_switch.hpp"
 
 #include <dense/pack_common/gdn_contracts.hpp>
 
@@ -84,6 +86,50 @@ std::string handle_gdn_decode(Invocation& inv) {
     a.v_tstride = token_stride_elements(c.src[2]);
     a.o_tstride = token_stride_elements(c.dst[0]);
     launch(inv, "gdn_decode launch", [&](cudaStream_t s) { return launch_gdn_decode(a, s); });
+    return {};
+}
+
+std::string handle_gdn_step(Invocation& inv) {
+    const dense_op_call& c = inv.call;
+    pack_common::GdnStepCall call;
+    const std::string err =
+        first_error([&] { return check_counts(c, 8, 6); }, [&] { return pack_common::check_gdn_step(c, call); });
+    if (!err.empty() || inv.phase != Phase::Run) return err;
+    GdnStepArgs a;
+    a.x = f32_in(c.src[0]);
+    a.taps = f32_in(c.src[1]);
+    a.conv_in = f32_in(c.src[2]);
+    a.b = f32_in(c.src[3]);
+    a.a = f32_in(c.src[4]);
+    a.dt_bias = f32_in(c.src[5]);
+    a.A = f32_in(c.src[6]);
+    a.state_in = f32_in(c.src[7]);
+    a.y = f32_out(c.dst[0]);
+    a.conv_out = f32_out(c.dst[1]);
+    a.beta = f32_out(c.dst[2]);
+    a.decay = f32_out(c.dst[3]);
+    a.o = f32_out(c.dst[4]);
+    a.state_out = f32_out(c.dst[5]);
+    a.kernel = call.kernel;
+    a.dk = call.dk;
+    a.hk = call.hk;
+    a.dv = call.dv;
+    a.hv = call.hv;
+    a.scale = call.params.scale;
+    a.eps = call.params.l2_eps;
+    a.silu = call.params.apply_silu != 0;
+    if (gdn_step_fits(a) && env_switch_on("DENSE_CUDA_GDN_STEP")) {
+        launch(inv, "gdn_step launch", [&](cudaStream_t s) { return launch_gdn_step(a, s); });
+        return {};
+    }
+    // Shapes the one kernel does not take (or DENSE_CUDA_GDN_STEP=0, for A/B): the four calls it stands
+    // for, which are its contract.
+    for (const dense_op_call* part : {&call.conv, &call.l2, &call.gates, &call.decode}) {
+        Invocation sub{inv.ctx, *part, Phase::Run};
+        if (std::string e = activation_handler(part->op_kind)(sub); !e.empty()) return e;
+        inv.launched = sub.launched;
+        if (inv.launched != DENSE_OK) return {};
+    }
     return {};
 }
 

@@ -53,6 +53,7 @@ std::string handle_attn_decode(Invocation& inv);
 std::string handle_conv1d_causal(Invocation& inv);
 std::string handle_gdn_gates(Invocation& inv);
 std::string handle_gdn_decode(Invocation& inv);
+std::string handle_gdn_step(Invocation& inv);
 // act_elementwise_ops.cpp
 std::string handle_swiglu(Invocation& inv);
 std::string handle_check_finite(Invocation& inv);

@@ -1,6 +1,7 @@
 #include "dense/pack_common/gdn_contracts.hpp"
 
 #include "dense/pack_common/call_checks.hpp"
+#include "dense/pack_common/norm_contracts.hpp"
 #include "dense/pack_common/view_checks.hpp"
 
 #include <cmath>
@@ -95,6 +96,154 @@ std::string check_gdn_decode(const dense_op_call& c, GdnDecodeCall& out) {
             if (!std::isfinite(out.params.scale)) return "params scale is not finite";
             return {};
         });
+}
+
+}  // namespace dense::pack_common
+
+namespace dense::pack_common {
+namespace {
+
+// A contiguous F32 {ne0, ne1} view of `elements` [first, first + ne0 * ne1) of `whole` (a contiguous
+// F32 view the caller has checked), on the same device.
+dense_tensor_view f32_part(const dense_tensor_view& whole, int64_t first, int64_t ne0, int64_t ne1) {
+    dense_tensor_view v = whole;
+    v.data = static_cast<float*>(whole.data) + first;
+    v.ne[0] = ne0;
+    v.ne[1] = ne1;
+    v.ne[2] = 1;
+    v.ne[3] = 1;
+    v.nb[0] = 4;
+    v.nb[1] = 4 * ne0;
+    v.nb[2] = v.nb[1] * ne1;
+    v.nb[3] = v.nb[2];
+    return v;
+}
+
+template <class P>
+void stamp(P& p) {
+    p.hdr = {static_cast<uint16_t>(DENSE_ABI_MAJOR), static_cast<uint16_t>(DENSE_ABI_MINOR),
+             static_cast<uint32_t>(sizeof(P))};
+}
+
+dense_op_call sub_call(const dense_op_call& c, dense_op_kind kind, const dense_tensor_view* src, uint32_t n_src,
+                       const dense_tensor_view* dst, uint32_t n_dst, const void* params) {
+    dense_op_call s = c;
+    s.op_kind = kind;
+    s.src = src;
+    s.n_src = n_src;
+    s.dst = dst;
+    s.n_dst = n_dst;
+    s.params = params;
+    return s;
+}
+
+}  // namespace
+
+std::string check_gdn_step(const dense_op_call& c, GdnStepCall& out) {
+    static const char* const src_roles[] = {"src0 (x)",       "src1 (taps)", "src2 (conv state_in)",
+                                            "src3 (b)",       "src4 (a)",    "src5 (dt_bias)",
+                                            "src6 (A)",       "src7 (delta state_in)"};
+    static const char* const dst_roles[] = {"dst0 (y)",    "dst1 (conv state_out)", "dst2 (beta)",
+                                            "dst3 (decay)", "dst4 (o)",             "dst5 (delta state_out)"};
+    int64_t &channels = out.channels, &kernel = out.kernel, &dk = out.dk, &hk = out.hk, &dv = out.dv, &hv = out.hv;
+    int64_t state = 0;
+    std::string err = first_error(
+        [&] { return check_2d(c.src[0], src_roles[0]); },
+        [&] {
+            channels = c.src[0].ne[0];
+            return check_matrix(c.src[0], src_roles[0], DENSE_TYPE_F32, channels, 1, Rows::Contiguous);
+        },
+        [&] { return check_2d(c.src[1], src_roles[1]); },
+        [&]() -> std::string {
+            kernel = c.src[1].ne[0];
+            if (kernel < 2) return "src1 (taps): kernel width ne[0] = " + std::to_string(kernel) + " must be >= 2";
+            return check_matrix(c.src[1], src_roles[1], DENSE_TYPE_F32, kernel, channels, Rows::Contiguous);
+        },
+        [&] { return check_matrix(c.src[2], src_roles[2], DENSE_TYPE_F32, kernel - 1, channels, Rows::Contiguous); },
+        [&] { return check_2d(c.src[3], src_roles[3]); },
+        [&]() -> std::string {
+            hv = c.src[3].ne[0];
+            for (uint32_t j = 3; j < 7; ++j)
+                if (std::string e = check_matrix(c.src[j], src_roles[j], DENSE_TYPE_F32, hv, 1, Rows::Contiguous);
+                    !e.empty())
+                    return e;
+            return {};
+        },
+        [&] { return check_2d(c.dst[4], dst_roles[4]); },
+        [&] {
+            dv = c.dst[4].ne[0];
+            return check_matrix(c.dst[4], dst_roles[4], DENSE_TYPE_F32, dv, hv, Rows::Contiguous);
+        },
+        [&] { return check_2d(c.src[7], src_roles[7]); },
+        [&]() -> std::string {
+            state = c.src[7].ne[0];
+            if (state % dv != 0)
+                return "src7 (delta state_in): ne[0] = " + std::to_string(state) + " is not dk * dv for dv = " +
+                       std::to_string(dv);
+            dk = state / dv;
+            const int64_t key_channels = channels - hv * dv;  // q and k heads: 2 Hk dk
+            if (key_channels <= 0 || key_channels % (2 * dk) != 0)
+                return "src0 (x): " + std::to_string(channels) + " channels are not 2 Hk dk + Hv dv for Hv = " +
+                       std::to_string(hv) + ", dv = " + std::to_string(dv) + ", dk = " + std::to_string(dk);
+            hk = key_channels / (2 * dk);
+            return check_matrix(c.src[7], src_roles[7], DENSE_TYPE_F32, state, hv, Rows::Contiguous);
+        },
+        [&] { return check_matrix(c.dst[0], dst_roles[0], DENSE_TYPE_F32, channels, 1, Rows::Contiguous); },
+        [&] { return check_matrix(c.dst[1], dst_roles[1], DENSE_TYPE_F32, kernel - 1, channels, Rows::Contiguous); },
+        [&] { return check_matrix(c.dst[2], dst_roles[2], DENSE_TYPE_F32, hv, 1, Rows::Contiguous); },
+        [&] { return check_matrix(c.dst[3], dst_roles[3], DENSE_TYPE_F32, hv, 1, Rows::Contiguous); },
+        [&] { return check_matrix(c.dst[5], dst_roles[5], DENSE_TYPE_F32, state, hv, Rows::Contiguous); },
+        [&] { return check_outputs_apart(c, src_roles, dst_roles); },
+        [&] {
+            return read_params(c, "dense_gdn_step_params", DENSE_PACK_FIELD_END(dense_gdn_step_params, apply_silu),
+                               &out.params);
+        });
+    if (!err.empty()) return err;
+
+    // The four calls, in the order they run.
+    const int64_t key_dim = hk * dk;
+    out.conv_src[0] = c.src[0];
+    out.conv_src[1] = c.src[1];
+    out.conv_src[2] = c.src[2];
+    out.conv_dst[0] = c.dst[0];
+    out.conv_dst[1] = c.dst[1];
+    out.conv_params.apply_silu = out.params.apply_silu;
+    stamp(out.conv_params);
+    out.conv = sub_call(c, DENSE_OP_CONV1D_CAUSAL, out.conv_src, 3, out.conv_dst, 2, &out.conv_params);
+
+    out.l2_rows[0] = f32_part(c.dst[0], 0, dk, 2 * hk);
+    out.l2_params.eps = out.params.l2_eps;
+    stamp(out.l2_params);
+    out.l2 = sub_call(c, DENSE_OP_L2_NORM, out.l2_rows, 1, out.l2_rows, 1, &out.l2_params);
+
+    for (int j = 0; j < 4; ++j) out.gates_src[j] = c.src[3 + j];
+    out.gates_dst[0] = c.dst[2];
+    out.gates_dst[1] = c.dst[3];
+    out.gates = sub_call(c, DENSE_OP_GDN_GATES, out.gates_src, 4, out.gates_dst, 2, nullptr);
+
+    out.decode_src[0] = f32_part(c.dst[0], 0, dk, hk);
+    out.decode_src[1] = f32_part(c.dst[0], key_dim, dk, hk);
+    out.decode_src[2] = f32_part(c.dst[0], 2 * key_dim, dv, hv);
+    out.decode_src[3] = c.dst[2];
+    out.decode_src[4] = c.dst[3];
+    out.decode_src[5] = c.src[7];
+    out.decode_dst[0] = c.dst[4];
+    out.decode_dst[1] = c.dst[5];
+    out.decode_params.scale = out.params.scale;
+    stamp(out.decode_params);
+    out.decode = sub_call(c, DENSE_OP_GDN_DECODE, out.decode_src, 6, out.decode_dst, 2, &out.decode_params);
+
+    Conv1dCall conv;
+    NormCall l2;
+    dense_norm_params l2_params{};
+    GdnGatesCall gates;
+    GdnDecodeCall decode;
+    const auto as = [](const char* op, std::string e) { return e.empty() ? e : std::string("as ") + op + ": " + e; };
+    return first_error([&] { return as("CONV1D_CAUSAL", check_conv1d_causal(out.conv, conv)); },
+                       [&] { return as("L2_NORM", check_l2_norm_views(out.l2, l2)); },
+                       [&] { return as("L2_NORM", check_norm_params(out.l2, l2_params)); },
+                       [&] { return as("GDN_GATES", check_gdn_gates(out.gates, gates)); },
+                       [&] { return as("GDN_DECODE", check_gdn_decode(out.decode, decode)); });
 }
 
 }  // namespace dense::pack_common

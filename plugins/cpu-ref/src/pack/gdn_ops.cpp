@@ -1,4 +1,6 @@
-// CONV1D_CAUSAL, GDN_GATES and GDN_DECODE: the Gated DeltaNet block's ops. The recurrent states may be
+// CONV1D_CAUSAL, GDN_GATES and GDN_DECODE: the Gated DeltaNet block's ops; GDN_STEP (ABI 1.11) runs
+// the four calls it stands for (pack-common's check_gdn_step builds them) with these handlers, so it is
+// those calls' result by construction. The recurrent states may be
 // updated in place (dst1 exactly src2 / src5) or ping-ponged between two buffers. Each takes the T
 // tokens of a batched prefill step on its token axis (dense_abi.h, ABI 1.10) and runs them as T calls
 // of one token in order: token 0 reads state_in, every later one the state_out its predecessor wrote
@@ -73,6 +75,16 @@ std::string handle_gdn_decode(const OpContext&, const dense_op_call& c, Phase ph
         if (t > 0) at.state_in = a.state_out;  // the state token t-1 left
         gdn_decode(at);
     }
+    return {};
+}
+
+std::string handle_gdn_step(const OpContext& ctx, const dense_op_call& c, Phase phase) {
+    pack_common::GdnStepCall call;
+    const std::string err =
+        first_error([&] { return check_counts(c, 8, 6); }, [&] { return pack_common::check_gdn_step(c, call); });
+    if (!err.empty() || phase == Phase::Check) return err;
+    for (const dense_op_call* part : {&call.conv, &call.l2, &call.gates, &call.decode})
+        if (std::string e = handler_for(part->op_kind)(ctx, *part, Phase::Run); !e.empty()) return e;
     return {};
 }
 

@@ -258,4 +258,31 @@ struct GdnArgs {
 };
 cudaError_t launch_gdn_decode(const GdnArgs& a, cudaStream_t stream);
 
+// GDN_STEP (ABI 1.11, ops_gdn_step.cu): one token's CONV1D_CAUSAL over x's C = 2 hk dk + hv dv channels,
+// the L2_NORM of y's 2 hk rows of dk, GDN_GATES and GDN_DECODE in one kernel. Everything contiguous;
+// the outputs disjoint from each other and from the inputs (pack-common's check_gdn_step).
+struct GdnStepArgs {
+    const float* x = nullptr;         // {C}
+    const float* taps = nullptr;      // {kernel, C}
+    const float* conv_in = nullptr;   // {kernel - 1, C}
+    float* y = nullptr;               // {C}: conv output, q and k heads L2-normalised
+    float* conv_out = nullptr;        // {kernel - 1, C}
+    const float* b = nullptr;         // {hv}
+    const float* a = nullptr;         // {hv}
+    const float* dt_bias = nullptr;   // {hv}
+    const float* A = nullptr;         // {hv}
+    float* beta = nullptr;            // {hv}
+    float* decay = nullptr;           // {hv}
+    const float* state_in = nullptr;  // {dk*dv, hv}, GdnArgs's layout
+    float* state_out = nullptr;       // same layout, apart from state_in
+    float* o = nullptr;               // {dv, hv}
+    int64_t kernel = 0, dk = 0, hk = 0, dv = 0, hv = 0;
+    float scale = 0, eps = 0;
+    bool silu = true;
+};
+// Whether the one kernel takes these shapes (dk <= 128, dv a multiple of 8); otherwise the pack runs
+// the four ops' own launches.
+bool gdn_step_fits(const GdnStepArgs& a) noexcept;
+cudaError_t launch_gdn_step(const GdnStepArgs& a, cudaStream_t stream);
+
 }  // namespace dense::cuda::act

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define DENSE_ABI_MAJOR 1u
-#define DENSE_ABI_MINOR 10u
+#define DENSE_ABI_MINOR 11u
 
 /* dense_pack_score(NULL) returns the ABI version the pack was built against, encoded like this. It
  * lets the host refuse a pack of another major before it reads any struct the pack fills. */
@@ -214,7 +214,23 @@ enum {
      * bit for bit. Registered with weight_type DENSE_TYPE_NONE and the activation type; supports()
      * says which lists of formats the impl takes. */
     DENSE_OP_GEMV_Q_MULTI = 19,
-    DENSE_OP_KIND_COUNT = 20
+    /* ABI 1.11. A Gated DeltaNet layer's token step after its projections, in one call (one kernel
+     * where the pack can: at batch 1 each of the four ops it replaces costs a dependent launch, not
+     * bytes). One token, no token axis. Shapes: C = 2 Hk dk + Hv dv channels (q heads, k heads, v heads),
+     * K taps; Hk, dk, dv and Hv follow from the views: Hv = src3.ne[0], dv = dst4.ne[0],
+     * dk = src7.ne[0] / dv, Hk = (C - Hv dv) / (2 dk).
+     * src0: x {C}; src1: taps {K, C}; src2: conv state_in {K-1, C}; src3: b {Hv}; src4: a {Hv};
+     * src5: dt_bias {Hv}; src6: A {Hv}; src7: delta state_in {dk dv, Hv}.
+     * dst0: y {C}; dst1: conv state_out {K-1, C}; dst2: beta {Hv}; dst3: decay {Hv}; dst4: o {dv, Hv};
+     * dst5: delta state_out {dk dv, Hv}. All F32 and contiguous; destinations disjoint from each other
+     * and from the sources. params: dense_gdn_step_params.
+     * The call must leave exactly what these four calls of the same pack leave, in this order, bit
+     * for bit: CONV1D_CAUSAL (x, taps, conv state_in -> y, conv state_out; apply_silu); L2_NORM of the
+     * 2 Hk rows of dk at the start of y, in place (eps); GDN_GATES (b, a, dt_bias, A -> beta, decay);
+     * GDN_DECODE (q = y's first Hk dk, k = the next Hk dk, v = the last Hv dv, beta, decay, delta
+     * state_in -> o, delta state_out; scale). */
+    DENSE_OP_GDN_STEP = 20,
+    DENSE_OP_KIND_COUNT = 21
 };
 
 /* ---- what the host tells a pack about one device (filled by the host's probe) --------------- */
@@ -306,6 +322,15 @@ typedef struct dense_gdn_params {
     float scale;       /* query scale, 1/sqrt(dk) */
     uint32_t reserved0;
 } dense_gdn_params;
+
+/* ABI 1.11, DENSE_OP_GDN_STEP: the four calls' params in one struct. */
+typedef struct dense_gdn_step_params {
+    dense_abi_header hdr;
+    float scale;         /* GDN_DECODE's query scale */
+    float l2_eps;        /* L2_NORM's eps */
+    uint32_t apply_silu; /* CONV1D_CAUSAL's */
+    uint32_t reserved0;
+} dense_gdn_step_params;
 
 /* ---- what a pack registers -------------------------------------------------------------------- */
 typedef struct dense_op_impl {
