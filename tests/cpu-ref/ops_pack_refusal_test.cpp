@@ -182,6 +182,23 @@ Spec gdn_decode(Arena& a, std::mt19937_64& rng) {  // dk 4, dv 3, Hk 2, Hv 6; q/
     s.set_params(gdn_params(0.5f));
     return s;
 }
+// d 8, Hq 4 (strided: the query halves of query+gate slices), Hkv 2, n_rot 4, F16 caches of 4 slots.
+Spec attn_prep(Arena& a, std::mt19937_64& rng) {
+    Spec s;
+    s.kind = DENSE_OP_ATTN_PREP;
+    s.src = {f32(a.floats(4 * 16, rng), 8, 4, 16), f32(a.floats(16, rng), 8, 2), f32(a.floats(16, rng), 8, 2),
+             f32(a.floats(8, rng), 8),             f32(a.floats(8, rng), 8),    i32(a.i32(1))};
+    s.dst = {f32(a.floats(32, rng), 8, 4), f32(a.floats(16, rng), 8, 2),
+             cache(a.bytes(8 * 2 * 4 * 2), DENSE_TYPE_F16, 8, 2, 4), cache(a.bytes(8 * 2 * 4 * 2), DENSE_TYPE_F16, 8, 2, 4)};
+    auto p = dense::sdk::make_struct<dense_attn_prep_params>();
+    p.eps = 1e-6f;
+    p.n_rot = 4;
+    p.mode = DENSE_ROPE_NEOX;
+    p.freq_base = 10000.0f;
+    p.freq_scale = 1.0f;
+    s.set_params(p);
+    return s;
+}
 // dk 4, dv 3, Hk 2, Hv 6, 3 taps: 2 * 2 * 4 + 6 * 3 = 34 channels.
 Spec gdn_step(Arena& a, std::mt19937_64& rng) {
     Spec s;
@@ -460,6 +477,27 @@ std::vector<Mutation> specific_mutations(dense_op_kind kind) {
                              s.edit_params<dense_gdn_step_params>([](auto& p) { p.l2_eps = -1.0f; });
                          }});
             break;
+        case DENSE_OP_ATTN_PREP: {
+            auto pp = [](auto f) { return [=](Spec& s, Arena&) { s.edit_params<dense_attn_prep_params>(f); }; };
+            m.push_back({"n_rot odd", pp([](auto& p) { p.n_rot = 3; })});
+            m.push_back({"n_rot > d", pp([](auto& p) { p.n_rot = 10; })});
+            m.push_back({"mode 0 (not NeoX)", pp([](auto& p) { p.mode = 0; })});
+            m.push_back({"eps negative", pp([](auto& p) { p.eps = -1.0f; })});
+            m.push_back({"freq_base 0", pp([](auto& p) { p.freq_base = 0.0f; })});
+            m.push_back({"position -1", [](Spec& s, Arena&) { set_i32(s, 5, -1); }, When::AtRun});
+            m.push_back({"position = n_ctx", [](Spec& s, Arena&) { set_i32(s, 5, 4); }, When::AtRun});
+            m.push_back({"q_out strided (must be contiguous)", [](Spec& s, Arena& a) {
+                             std::mt19937_64 r(5);
+                             s.dst[0] = f32(a.floats(64, r), 8, 4, 16);
+                         }});
+            m.push_back({"k_out over k", [](Spec& s, Arena&) { s.dst[1].data = s.src[1].data; }});
+            m.push_back({"V cache f32, K cache f16", [](Spec& s, Arena& a) {
+                             s.dst[3] = cache(a.bytes(8 * 2 * 4 * 4), DENSE_TYPE_F32, 8, 2, 4);
+                         }});
+            m.push_back({"v of other heads", [](Spec& s, Arena&) { s.src[2].ne[1] = 1; }});
+            m.push_back({"k norm weight shorter", [](Spec& s, Arena&) { s.src[4].ne[0] = 4; }});
+            break;
+        }
         case DENSE_OP_CHECK_FINITE:
             m.push_back({"status word as F32", [](Spec& s, Arena&) { s.dst[0].type = DENSE_TYPE_F32; }});
             m.push_back({"x 2-D", [](Spec& s, Arena&) {
@@ -500,7 +538,7 @@ TEST_F(CpuRefOpsRefusal, EveryMalformedCallIsRefusedWithOneLogLineAndNoWrite) {
         {"swiglu", swiglu},           {"rope", rope},             {"kv_store", kv_store},
         {"attn_decode", attn_decode}, {"conv1d_causal", conv1d},  {"gdn_gates", gdn_gates},
         {"gdn_decode", gdn_decode},   {"check_finite", check_finite}, {"embed_row", embed_row},
-        {"gemv_q", gemv_accumulate},  {"gdn_step", gdn_step}};
+        {"gemv_q", gemv_accumulate},  {"gdn_step", gdn_step},     {"attn_prep", attn_prep}};
     std::mt19937_64 rng(301);
     std::size_t refusals = 0;
     for (const auto& [name, build] : builders) {

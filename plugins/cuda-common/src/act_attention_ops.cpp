@@ -3,10 +3,12 @@
 // checks their views, the kernels read their values (and handle an out-of-range value without going
 // out of bounds, see kernels/act_launchers.hpp).
 // ROPE and KV_STORE take the T tokens of a batched prefill step on their token axis (ABI 1.10) with
-// I32 {T} positions, in one launch.
+// I32 {T} positions, in one launch. ATTN_PREP (ABI 1.11) is a token step's two head norms, two ROPEs
+// and KV_STORE in one kernel (ops_attn_prep.cu) where its shapes fit, else the five launches.
 #include "act_handlers.hpp"
 
 #include "kernels/act_launchers.hpp"
+#include "kernels/env_switch.hpp"
 
 #include <dense/pack_common/attention_contracts.hpp>
 
@@ -112,6 +114,48 @@ std::string handle_attn_decode(Invocation& inv) {
     a.gate_tstride = call.gated ? token_stride_elements(c.src[4]) : 0;
     a.out_tstride = token_stride_elements(c.dst[0]);
     launch(inv, "attn_decode launch", [&](cudaStream_t s) { return launch_attn_decode(a, plan, s); });
+    return {};
+}
+
+std::string handle_attn_prep(Invocation& inv) {
+    const dense_op_call& c = inv.call;
+    pack_common::AttnPrepCall call;
+    const std::string err =
+        first_error([&] { return check_counts(c, 6, 4); }, [&] { return pack_common::check_attn_prep(c, call); });
+    if (!err.empty() || inv.phase != Phase::Run) return err;
+    AttnPrepArgs a;
+    a.q = f32_in(c.src[0]);
+    a.q_stride = row_stride_elements(c.src[0]);
+    a.k = f32_in(c.src[1]);
+    a.v = f32_in(c.src[2]);
+    a.q_norm = f32_in(c.src[3]);
+    a.k_norm = f32_in(c.src[4]);
+    a.position = i32_in(c.src[5]);
+    a.q_out = f32_out(c.dst[0]);
+    a.k_out = f32_out(c.dst[1]);
+    a.k_cache = c.dst[2].data;
+    a.v_cache = c.dst[3].data;
+    a.f16 = c.dst[2].type == DENSE_TYPE_F16;
+    a.d = call.d;
+    a.hq = call.hq;
+    a.hkv = call.hkv;
+    a.n_ctx = call.n_ctx;
+    a.n_rot = call.params.n_rot;
+    a.eps = call.params.eps;
+    a.freq_base = call.params.freq_base;
+    a.freq_scale = call.params.freq_scale;
+    if (attn_prep_fits(a) && env_switch_on("DENSE_CUDA_ATTN_PREP")) {
+        launch(inv, "attn_prep launch", [&](cudaStream_t s) { return launch_attn_prep(a, s); });
+        return {};
+    }
+    // Shapes the one kernel does not take (or DENSE_CUDA_ATTN_PREP=0, for A/B): the five calls it
+    // stands for, which are its contract.
+    for (const dense_op_call* part : {&call.norm_q, &call.norm_k, &call.rope_q, &call.rope_k, &call.kv_store}) {
+        Invocation sub{inv.ctx, *part, Phase::Run};
+        if (std::string e = activation_handler(part->op_kind)(sub); !e.empty()) return e;
+        inv.launched = sub.launched;
+        if (inv.launched != DENSE_OK) return {};
+    }
     return {};
 }
 

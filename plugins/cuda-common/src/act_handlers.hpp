@@ -49,6 +49,7 @@ std::string handle_gated_rms_norm(Invocation& inv);
 std::string handle_rope(Invocation& inv);
 std::string handle_kv_store(Invocation& inv);
 std::string handle_attn_decode(Invocation& inv);
+std::string handle_attn_prep(Invocation& inv);
 // act_gdn_ops.cpp
 std::string handle_conv1d_causal(Invocation& inv);
 std::string handle_gdn_gates(Invocation& inv);

@@ -31,6 +31,7 @@ Handler activation_handler(dense_op_kind kind) noexcept {
         case DENSE_OP_GATED_RMS_NORM: return handle_gated_rms_norm;
         case DENSE_OP_GDN_GATES: return handle_gdn_gates;
         case DENSE_OP_GDN_STEP: return handle_gdn_step;
+        case DENSE_OP_ATTN_PREP: return handle_attn_prep;
         case DENSE_OP_KV_STORE: return handle_kv_store;
         case DENSE_OP_CHECK_FINITE: return handle_check_finite;
         default: return nullptr;
@@ -135,6 +136,7 @@ void plan_activation_ops(PackState& state) {
         {DENSE_OP_KV_STORE, "kv_store"},
         {DENSE_OP_CHECK_FINITE, "check_finite"},
         {DENSE_OP_GDN_STEP, "gdn_step"},
+        {DENSE_OP_ATTN_PREP, "attn_prep"},
     };
     for (const auto& [kind, label] : kOps) {
         OpContext ctx;

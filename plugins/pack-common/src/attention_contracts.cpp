@@ -1,7 +1,9 @@
 #include "dense/pack_common/attention_contracts.hpp"
 
 #include "dense/pack_common/call_checks.hpp"
+#include "dense/pack_common/norm_contracts.hpp"
 #include "dense/pack_common/view_checks.hpp"
+#include "sub_calls.hpp"
 
 #include <cmath>
 
@@ -125,6 +127,78 @@ std::string check_attn_decode(const dense_op_call& c, AttnDecodeCall& out) {
             if (!std::isfinite(out.params.scale)) return "params scale is not finite";
             return {};
         });
+}
+
+std::string check_attn_prep(const dense_op_call& c, AttnPrepCall& out) {
+    static const char* const src_roles[] = {"src0 (q)",      "src1 (k)",      "src2 (v)",
+                                            "src3 (q norm)", "src4 (k norm)", "src5 (position)"};
+    static const char* const dst_roles[] = {"dst0 (q_out)", "dst1 (k_out)", "dst2 (K cache)", "dst3 (V cache)"};
+    int64_t &d = out.d, &hq = out.hq, &hkv = out.hkv;
+    std::string err = first_error(
+        [&] { return check_2d(c.src[0], src_roles[0]); },
+        [&] {
+            d = c.src[0].ne[0];
+            hq = c.src[0].ne[1];
+            return check_matrix(c.src[0], src_roles[0], DENSE_TYPE_F32, d, hq, Rows::Strided);
+        },
+        [&] { return check_2d(c.src[1], src_roles[1]); },
+        [&] {
+            hkv = c.src[1].ne[1];
+            return check_matrix(c.src[1], src_roles[1], DENSE_TYPE_F32, d, hkv, Rows::Contiguous);
+        },
+        [&] { return check_matrix(c.src[2], src_roles[2], DENSE_TYPE_F32, d, hkv, Rows::Contiguous); },
+        [&] { return check_matrix(c.src[3], src_roles[3], DENSE_TYPE_F32, d, 1, Rows::Contiguous); },
+        [&] { return check_matrix(c.src[4], src_roles[4], DENSE_TYPE_F32, d, 1, Rows::Contiguous); },
+        [&] { return check_i32_scalar(c.src[5], src_roles[5]); },
+        [&] { return check_matrix(c.dst[0], dst_roles[0], DENSE_TYPE_F32, d, hq, Rows::Contiguous); },
+        [&] { return check_matrix(c.dst[1], dst_roles[1], DENSE_TYPE_F32, d, hkv, Rows::Contiguous); },
+        [&] { return check_outputs_apart(c, src_roles, dst_roles); },
+        [&] {
+            return read_params(c, "dense_attn_prep_params", DENSE_PACK_FIELD_END(dense_attn_prep_params, freq_scale),
+                               &out.params);
+        });
+    if (!err.empty()) return err;
+    out.n_ctx = c.dst[2].ne[2];
+
+    out.norm_params.eps = out.params.eps;
+    stamp(out.norm_params);
+    out.rope_params.n_rot = out.params.n_rot;
+    out.rope_params.mode = out.params.mode;
+    out.rope_params.freq_base = out.params.freq_base;
+    out.rope_params.freq_scale = out.params.freq_scale;
+    stamp(out.rope_params);
+    out.q_out[0] = c.dst[0];
+    out.k_out[0] = c.dst[1];
+    out.norm_q_src[0] = c.src[0];
+    out.norm_q_src[1] = c.src[3];
+    out.norm_q = sub_call(c, DENSE_OP_RMS_NORM, out.norm_q_src, 2, out.q_out, 1, &out.norm_params);
+    out.norm_k_src[0] = c.src[1];
+    out.norm_k_src[1] = c.src[4];
+    out.norm_k = sub_call(c, DENSE_OP_RMS_NORM, out.norm_k_src, 2, out.k_out, 1, &out.norm_params);
+    out.rope_q_src[0] = c.dst[0];
+    out.rope_q_src[1] = c.src[5];
+    out.rope_q = sub_call(c, DENSE_OP_ROPE, out.rope_q_src, 2, out.q_out, 1, &out.rope_params);
+    out.rope_k_src[0] = c.dst[1];
+    out.rope_k_src[1] = c.src[5];
+    out.rope_k = sub_call(c, DENSE_OP_ROPE, out.rope_k_src, 2, out.k_out, 1, &out.rope_params);
+    out.kv_src[0] = c.dst[1];
+    out.kv_src[1] = c.src[2];
+    out.kv_src[2] = c.src[5];
+    out.kv_dst[0] = c.dst[2];
+    out.kv_dst[1] = c.dst[3];
+    out.kv_store = sub_call(c, DENSE_OP_KV_STORE, out.kv_src, 3, out.kv_dst, 2, nullptr);
+
+    NormCall norm_q, norm_k;
+    dense_norm_params norm_params{};
+    RopeCall rope_q, rope_k;
+    KvStoreCall kv;
+    const auto as = [](const char* op, std::string e) { return e.empty() ? e : std::string("as ") + op + ": " + e; };
+    return first_error([&] { return as("RMS_NORM (q)", check_rms_norm_views(out.norm_q, norm_q)); },
+                       [&] { return as("RMS_NORM (q)", check_norm_params(out.norm_q, norm_params)); },
+                       [&] { return as("RMS_NORM (k)", check_rms_norm_views(out.norm_k, norm_k)); },
+                       [&] { return as("ROPE (q)", check_rope(out.rope_q, rope_q)); },
+                       [&] { return as("ROPE (k)", check_rope(out.rope_k, rope_k)); },
+                       [&] { return as("KV_STORE", check_kv_store(out.kv_store, kv)); });
 }
 
 }  // namespace dense::pack_common

@@ -3,6 +3,7 @@
 #include "dense/pack_common/call_checks.hpp"
 #include "dense/pack_common/norm_contracts.hpp"
 #include "dense/pack_common/view_checks.hpp"
+#include "sub_calls.hpp"
 
 #include <cmath>
 
@@ -101,43 +102,6 @@ std::string check_gdn_decode(const dense_op_call& c, GdnDecodeCall& out) {
 }  // namespace dense::pack_common
 
 namespace dense::pack_common {
-namespace {
-
-// A contiguous F32 {ne0, ne1} view of `elements` [first, first + ne0 * ne1) of `whole` (a contiguous
-// F32 view the caller has checked), on the same device.
-dense_tensor_view f32_part(const dense_tensor_view& whole, int64_t first, int64_t ne0, int64_t ne1) {
-    dense_tensor_view v = whole;
-    v.data = static_cast<float*>(whole.data) + first;
-    v.ne[0] = ne0;
-    v.ne[1] = ne1;
-    v.ne[2] = 1;
-    v.ne[3] = 1;
-    v.nb[0] = 4;
-    v.nb[1] = 4 * ne0;
-    v.nb[2] = v.nb[1] * ne1;
-    v.nb[3] = v.nb[2];
-    return v;
-}
-
-template <class P>
-void stamp(P& p) {
-    p.hdr = {static_cast<uint16_t>(DENSE_ABI_MAJOR), static_cast<uint16_t>(DENSE_ABI_MINOR),
-             static_cast<uint32_t>(sizeof(P))};
-}
-
-dense_op_call sub_call(const dense_op_call& c, dense_op_kind kind, const dense_tensor_view* src, uint32_t n_src,
-                       const dense_tensor_view* dst, uint32_t n_dst, const void* params) {
-    dense_op_call s = c;
-    s.op_kind = kind;
-    s.src = src;
-    s.n_src = n_src;
-    s.dst = dst;
-    s.n_dst = n_dst;
-    s.params = params;
-    return s;
-}
-
-}  // namespace
 
 std::string check_gdn_step(const dense_op_call& c, GdnStepCall& out) {
     static const char* const src_roles[] = {"src0 (x)",       "src1 (taps)", "src2 (conv state_in)",

@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "core/type_table.hpp"
 #include "exec/host_nodes.hpp"
+#include "graph/attn_prep_fusion.hpp"
 #include "graph/gdn_step_fusion.hpp"
 #include "graph/gemv_lists.hpp"
 #include "graph/view_extent.hpp"
@@ -150,6 +151,8 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     graph::merge_gemv_lists(graph_[0], packs, options.device);
     // A Gated DeltaNet layer's four small ops after its projections as one call (graph/gdn_step_fusion.hpp).
     graph::fuse_gdn_steps(graph_[0], packs, options.device);
+    // And a full-attention layer's head norms, RoPE and KV store (graph/attn_prep_fusion.hpp).
+    graph::fuse_attn_preps(graph_[0], packs, options.device);
     graph_[1] = graph_[0];
     swap_state_banks(graph_[0], base);
     graph_[1].resolve(base);

@@ -73,6 +73,9 @@ static_assert(offsetof(dense_conv_params, apply_silu) == 8 && sizeof(dense_conv_
 static_assert(offsetof(dense_gdn_params, scale) == 8 && sizeof(dense_gdn_params) == 16);
 static_assert(offsetof(dense_gdn_step_params, scale) == 8 && offsetof(dense_gdn_step_params, l2_eps) == 12 &&
               offsetof(dense_gdn_step_params, apply_silu) == 16 && sizeof(dense_gdn_step_params) == 24);  // 1.11
+static_assert(offsetof(dense_attn_prep_params, eps) == 8 && offsetof(dense_attn_prep_params, n_rot) == 12 &&
+              offsetof(dense_attn_prep_params, mode) == 16 && offsetof(dense_attn_prep_params, freq_base) == 20 &&
+              offsetof(dense_attn_prep_params, freq_scale) == 24 && sizeof(dense_attn_prep_params) == 32);  // 1.11
 
 static_assert(offsetof(dense_op_impl, hdr) == 0);
 static_assert(offsetof(dense_op_impl, op_kind) == 8);
@@ -157,7 +160,8 @@ static_assert(DENSE_OP_DEQUANTIZE == 1 && DENSE_OP_QUANTIZE_ACT == 2 && DENSE_OP
               DENSE_OP_GDN_DECODE == 10 && DENSE_OP_GDN_PREFILL == 11 && DENSE_OP_CONV1D_CAUSAL == 12 &&
               DENSE_OP_SWIGLU == 13 && DENSE_OP_L2_NORM == 14 && DENSE_OP_GATED_RMS_NORM == 15 &&
               DENSE_OP_GDN_GATES == 16 && DENSE_OP_KV_STORE == 17 && DENSE_OP_CHECK_FINITE == 18 &&
-              DENSE_OP_GEMV_Q_MULTI == 19 && DENSE_OP_GDN_STEP == 20);
+              DENSE_OP_GEMV_Q_MULTI == 19 && DENSE_OP_GDN_STEP == 20 &&
+              DENSE_OP_ATTN_PREP == 21);
 static_assert(DENSE_CPU_SSE42 == 1u << 0 && DENSE_CPU_AVX == 1u << 1 && DENSE_CPU_AVX2 == 1u << 2 &&
               DENSE_CPU_FMA == 1u << 3 && DENSE_CPU_F16C == 1u << 4 && DENSE_CPU_AVX512F == 1u << 5 &&
               DENSE_CPU_AVX512BW == 1u << 6 && DENSE_CPU_AVX512VL == 1u << 7 &&

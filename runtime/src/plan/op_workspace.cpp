@@ -1,5 +1,6 @@
 #include "plan/op_workspace.hpp"
 
+#include "graph/attn_prep_fusion.hpp"
 #include "graph/gdn_step_fusion.hpp"
 #include "graph/gemv_lists.hpp"
 #include "graph/graph_builder.hpp"
@@ -34,6 +35,7 @@ uint64_t planned_op_workspace(graph::Graph graph, const BufferArena& arena, cons
     select_at_stand_ins(graph, arena, packs, device);
     graph::merge_gemv_lists(graph, packs, device);  // as the session does (exec/session.cpp)
     graph::fuse_gdn_steps(graph, packs, device);
+    graph::fuse_attn_preps(graph, packs, device);
     return op_workspace_bytes(graph);
 }
 

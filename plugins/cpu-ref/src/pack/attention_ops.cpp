@@ -100,4 +100,24 @@ std::string handle_attn_decode(const OpContext&, const dense_op_call& c, Phase p
     return {};
 }
 
+// ATTN_PREP (ABI 1.11): the five calls it stands for (pack-common's check_attn_prep builds them), run
+// with these handlers, so it is those calls' result by construction. The position is checked against
+// both ROPE's and KV_STORE's ranges first, so a refused call writes nothing (the norms run before).
+std::string handle_attn_prep(const OpContext& ctx, const dense_op_call& c, Phase phase) {
+    pack_common::AttnPrepCall call;
+    const std::string err = first_error(
+        [&] { return check_counts(c, 6, 4); }, [&] { return pack_common::check_attn_prep(c, call); },
+        [&]() -> std::string {
+            if (phase == Phase::Check) return {};
+            const int32_t p = read_i32s(c.src[5]).at(0);
+            if (p < 0 || p >= call.n_ctx)
+                return "position " + std::to_string(p) + " is outside the cache [0, " + std::to_string(call.n_ctx) + ")";
+            return {};
+        });
+    if (!err.empty() || phase == Phase::Check) return err;
+    for (const dense_op_call* part : {&call.norm_q, &call.norm_k, &call.rope_q, &call.rope_k, &call.kv_store})
+        if (std::string e = handler_for(part->op_kind)(ctx, *part, Phase::Run); !e.empty()) return e;
+    return {};
+}
+
 }  // namespace dense::cpuref::pack

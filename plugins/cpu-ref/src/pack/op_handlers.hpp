@@ -47,6 +47,7 @@ std::string handle_conv1d_causal(const OpContext&, const dense_op_call&, Phase);
 std::string handle_gdn_gates(const OpContext&, const dense_op_call&, Phase);
 std::string handle_gdn_decode(const OpContext&, const dense_op_call&, Phase);
 std::string handle_gdn_step(const OpContext&, const dense_op_call&, Phase);
+std::string handle_attn_prep(const OpContext&, const dense_op_call&, Phase);
 // elementwise_ops.cpp
 std::string handle_swiglu(const OpContext&, const dense_op_call&, Phase);
 std::string handle_check_finite(const OpContext&, const dense_op_call&, Phase);

@@ -29,6 +29,7 @@ OpHandler handler_for(dense_op_kind kind) noexcept {
         case DENSE_OP_GATED_RMS_NORM: return handle_gated_rms_norm;
         case DENSE_OP_GDN_GATES: return handle_gdn_gates;
         case DENSE_OP_GDN_STEP: return handle_gdn_step;
+        case DENSE_OP_ATTN_PREP: return handle_attn_prep;
         case DENSE_OP_KV_STORE: return handle_kv_store;
         case DENSE_OP_CHECK_FINITE: return handle_check_finite;
         default: return nullptr;  // ATTN_PREFILL, GDN_PREFILL: not in cpu-ref

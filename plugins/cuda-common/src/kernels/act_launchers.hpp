@@ -54,6 +54,9 @@ struct NormArgs {
     int64_t tokens = 1, x_tstride = 0, y_tstride = 0;
 };
 
+// Threads of a norm's block for rows of n <= 8192 elements: 8 consecutive elements each (the last ones
+// fewer), a multiple of 32 (ATTN_PREP's kernel takes the same, for the same sums).
+int norm_threads_for_row(int64_t n);
 // y = x / sqrt(mean(x^2) + eps) * w
 cudaError_t launch_rms_norm(const NormArgs& a, cudaStream_t stream);
 // y = x / sqrt(sum(x^2) + eps)
@@ -108,6 +111,29 @@ struct KvStoreArgs {
     int64_t tokens = 1;
 };
 cudaError_t launch_kv_store(const KvStoreArgs& a, cudaStream_t stream);
+
+// ATTN_PREP (ABI 1.11, ops_attn_prep.cu): one token's RMS_NORM of the q and k heads, ROPE (NeoX) of both
+// and KV_STORE, in one kernel: one block per head (q heads first), the norm's thread layout.
+struct AttnPrepArgs {
+    const float* q = nullptr;  // {d, hq}, row stride q_stride
+    int64_t q_stride = 0;
+    const float* k = nullptr;  // {d, hkv} contiguous
+    const float* v = nullptr;  // {d, hkv} contiguous
+    const float* q_norm = nullptr;
+    const float* k_norm = nullptr;
+    const int32_t* position = nullptr;  // device I32 {1}
+    float* q_out = nullptr;             // {d, hq} contiguous
+    float* k_out = nullptr;             // {d, hkv} contiguous
+    void* k_cache = nullptr;            // {d, hkv, n_ctx}, F16 or F32
+    void* v_cache = nullptr;
+    bool f16 = true;
+    int64_t d = 0, hq = 0, hkv = 0, n_ctx = 0, n_rot = 0;
+    float eps = 0, freq_base = 0, freq_scale = 0;
+};
+// Whether the one kernel takes these shapes (d <= 8192, the norm kernel's one-pass rows); otherwise
+// the pack runs the five ops' own launches.
+bool attn_prep_fits(const AttnPrepArgs& a) noexcept;
+cudaError_t launch_attn_prep(const AttnPrepArgs& a, cudaStream_t stream);
 
 // ATTN_DECODE's launch plan, a function of the shapes only (never of n_kv, which lives on the device):
 //   - one thread block per (partition of the history, KV head, group of up to 8 query heads of that

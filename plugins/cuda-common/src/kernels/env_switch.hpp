@@ -1,5 +1,5 @@
 // The pack's A/B switches (DENSE_CUDA_CHAIN, DENSE_CUDA_GEMV_DIRECT, DENSE_CUDA_GEMV_PAIR,
-// DENSE_CUDA_GEMM_MMA_PAIRS, DENSE_CUDA_GDN_STEP): each is on unless its environment variable is exactly "0". Callers
+// DENSE_CUDA_GEMM_MMA_PAIRS, DENSE_CUDA_GDN_STEP, DENSE_CUDA_ATTN_PREP): each is on unless its environment variable is exactly "0". Callers
 // that read one per launch cache it themselves where the comment there says "read once".
 #pragma once
 

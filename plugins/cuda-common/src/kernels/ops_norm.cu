@@ -108,27 +108,26 @@ __global__ void norm_long_rows_kernel(NormArgs a) {
     }
 }
 
-// Threads per row: kPer elements each (the last ones fewer), a multiple of 32, 32 to 1024.
-int threads_for_row(int64_t n) {
-    int64_t t = ((n + kPer - 1) / kPer + 31) / 32 * 32;
-    if (t < 32) t = 32;
-    if (t > 1024) t = 1024;
-    return static_cast<int>(t);
-}
-
 template <NormKind K>
 cudaError_t launch(const NormArgs& a, cudaStream_t stream) {
     if (a.n <= 0 || a.rows <= 0 || a.tokens <= 0) return cudaSuccess;
     const int64_t rows = a.rows * a.tokens;
     const unsigned blocks = static_cast<unsigned>(rows < kMaxRowBlocks ? rows : kMaxRowBlocks);
     if (a.n <= int64_t{kPer} * 1024)
-        (void)launch_chained(norm_rows_kernel<K>, blocks, threads_for_row(a.n), 0, stream, a);
+        (void)launch_chained(norm_rows_kernel<K>, blocks, norm_threads_for_row(a.n), 0, stream, a);
     else
         (void)launch_chained(norm_long_rows_kernel<K>, blocks, 1024, 0, stream, a);
     return cudaGetLastError();
 }
 
 }  // namespace
+
+int norm_threads_for_row(int64_t n) {
+    int64_t t = ((n + kPer - 1) / kPer + 31) / 32 * 32;
+    if (t < 32) t = 32;
+    if (t > 1024) t = 1024;
+    return static_cast<int>(t);
+}
 
 cudaError_t launch_rms_norm(const NormArgs& a, cudaStream_t stream) {
     return launch<NormKind::Rms>(a, stream);

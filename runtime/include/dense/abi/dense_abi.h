@@ -230,7 +230,18 @@ enum {
      * GDN_DECODE (q = y's first Hk dk, k = the next Hk dk, v = the last Hv dv, beta, decay, delta
      * state_in -> o, delta state_out; scale). */
     DENSE_OP_GDN_STEP = 20,
-    DENSE_OP_KIND_COUNT = 21
+    /* ABI 1.11. A full-attention layer's token step between its projections and its attention, in one
+     * call (one kernel where the pack can), for the same reason as GDN_STEP. One token, no token axis.
+     * src0: q {d, Hq} F32 (strided rows: the query halves of the query+gate slices); src1: k {d, Hkv};
+     * src2: v {d, Hkv}; src3: q norm weight {d}; src4: k norm weight {d}; src5: I32 {1} position p.
+     * dst0: q_out {d, Hq}; dst1: k_out {d, Hkv}; dst2: K cache {d, Hkv, n_ctx}; dst3: V cache, same.
+     * F32 and contiguous but src0; destinations apart from each other and from the sources.
+     * params: dense_attn_prep_params. The call must leave exactly what these five calls of the same pack
+     * leave, in this order, bit for bit: RMS_NORM (src0, src3 -> q_out; eps); RMS_NORM (src1, src4 ->
+     * k_out); ROPE of q_out in place and of k_out in place (position, n_rot, mode, freq_base,
+     * freq_scale); KV_STORE (k_out, v, position -> K cache, V cache). */
+    DENSE_OP_ATTN_PREP = 21,
+    DENSE_OP_KIND_COUNT = 22
 };
 
 /* ---- what the host tells a pack about one device (filled by the host's probe) --------------- */
@@ -331,6 +342,17 @@ typedef struct dense_gdn_step_params {
     uint32_t apply_silu; /* CONV1D_CAUSAL's */
     uint32_t reserved0;
 } dense_gdn_step_params;
+
+/* ABI 1.11, DENSE_OP_ATTN_PREP: the norms' eps and ROPE's params in one struct. */
+typedef struct dense_attn_prep_params {
+    dense_abi_header hdr;
+    float eps;         /* RMS_NORM's */
+    int32_t n_rot;     /* ROPE's, as dense_rope_params */
+    uint32_t mode;
+    float freq_base;
+    float freq_scale;
+    uint32_t reserved0;
+} dense_attn_prep_params;
 
 /* ---- what a pack registers -------------------------------------------------------------------- */
 typedef struct dense_op_impl {

@@ -1,4 +1,4 @@
-// The call contracts of the attention ops (ROPE, KV_STORE, ATTN_DECODE; dense_abi.h), one for every
+// The call contracts of the attention ops (ROPE, KV_STORE, ATTN_DECODE, ATTN_PREP; dense_abi.h), one for every
 // pack, as gdn_contracts.hpp does for the Gated DeltaNet ops: each returns "" with the call's shape
 // and params filled in, or the first thing wrong with the call (one line naming the view or field).
 // They assume the call has the op's counts of sources and destinations (each pack checks those
@@ -41,5 +41,25 @@ struct AttnDecodeCall {
     dense_attn_params params{};
 };
 std::string check_attn_decode(const dense_op_call& c, AttnDecodeCall& out);
+
+// ABI 1.11 ATTN_PREP (dense_abi.h): the call checked as the five calls it stands for — RMS_NORM of the q
+// heads and of the k heads, ROPE of both in place, KV_STORE — which it fills in (`norm_q`, `norm_k`,
+// `rope_q`, `rope_k`, `kv_store`, with their views and params) and checks with their contracts. A
+// pack runs them, or one kernel that leaves the same bits. The sub-calls point into this struct: it
+// is neither copied nor moved.
+struct AttnPrepCall {
+    int64_t d = 0, hq = 0, hkv = 0, n_ctx = 0;
+    dense_attn_prep_params params{};
+    dense_op_call norm_q{}, norm_k{}, rope_q{}, rope_k{}, kv_store{};
+    dense_tensor_view norm_q_src[2]{}, norm_k_src[2]{}, q_out[1]{}, k_out[1]{}, rope_q_src[2]{}, rope_k_src[2]{};
+    dense_tensor_view kv_src[3]{}, kv_dst[2]{};
+    dense_norm_params norm_params{};
+    dense_rope_params rope_params{};
+
+    AttnPrepCall() = default;
+    AttnPrepCall(const AttnPrepCall&) = delete;
+    AttnPrepCall& operator=(const AttnPrepCall&) = delete;
+};
+std::string check_attn_prep(const dense_op_call& c, AttnPrepCall& out);
 
 }  // namespace dense::pack_common

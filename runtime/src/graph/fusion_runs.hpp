@@ -1,0 +1,54 @@
+// The shared part of the passes that merge a run of small token-step nodes into one fused op of the
+// pack ABI (graph/gdn_step_fusion.hpp, graph/attn_prep_fusion.hpp): the A/B switch, the run
+// replacement, and the view comparisons their patterns need.
+#pragma once
+
+#include "graph/graph.hpp"
+#include "packs/pack_manager.hpp"
+
+#include <cstring>
+#include <functional>
+#include <initializer_list>
+#include <vector>
+
+namespace dense::graph {
+
+// Where a pass merges: nowhere, device nodes (the default: on the CPU a call has no launch to save),
+// or CPU nodes too (tests put the passes on cpu-ref that way).
+enum class FusionScope { Off, Devices, All };
+
+// The scope the environment variable `name` asks for: unset or "1" Devices, "0" Off, "all" All;
+// anything else is a Usage error naming the variable.
+FusionScope fusion_scope(const char* name);
+
+// A node made from the `length` nodes starting at index i, or a node with key.op == 0 when they are
+// not the pattern. Only called where the run's first node is on a device the scope merges.
+using FusionMatch = std::function<Node(const std::vector<Node>& nodes, size_t i)>;
+
+// Replaces every run that `match` merges, when the pack that runs the run's first node runs the merged
+// call too (select_op), by the merged node; keeps layer_end pointing at each layer's last node and
+// rebinds every call. `graph` must be resolved with ops selected. Returns the number of merged nodes.
+size_t fuse_runs(Graph& graph, const packs::PackManager& packs, size_t device, FusionScope scope, size_t length,
+                 const FusionMatch& match);
+
+// A contiguous F32 view of one token: ne[2] = ne[3] = 1 and rows back to back.
+bool one_token_contiguous(const ViewRef& v);
+
+// `v` is the contiguous F32 part {ne0, ne1} of buffer `b` starting `first` floats after byte `offset`.
+bool is_part(const ViewRef& v, BufferId b, uint64_t offset, int64_t first, int64_t ne0, int64_t ne1);
+
+// The same tensor: buffer (or external pointer), offset, type, shape and strides.
+bool same_view(const ViewRef& a, const ViewRef& b);
+
+// Every node of `run` is in the first one's layer and phase, on its device, run by its pack.
+bool one_place(std::initializer_list<const Node*> run);
+
+// The node's params as P when it has at least sizeof(P) bytes of them.
+template <class P>
+bool params_as(const Node& n, P& out) {
+    if (n.params.size() < sizeof(P)) return false;
+    std::memcpy(&out, n.params.data(), sizeof(P));
+    return true;
+}
+
+}  // namespace dense::graph
