@@ -144,12 +144,13 @@ std::string handle_attn_prep(Invocation& inv) {
     a.eps = call.params.eps;
     a.freq_base = call.params.freq_base;
     a.freq_scale = call.params.freq_scale;
-    if (attn_prep_fits(a) && env_switch_on("DENSE_CUDA_ATTN_PREP")) {
+    if (attn_prep_fits(a) && env_switch_opt_in("DENSE_CUDA_ATTN_PREP")) {
         launch(inv, "attn_prep launch", [&](cudaStream_t s) { return launch_attn_prep(a, s); });
         return {};
     }
-    // Shapes the one kernel does not take (or DENSE_CUDA_ATTN_PREP=0, for A/B): the five calls it
-    // stands for, which are its contract.
+    // Shapes the one kernel does not take, and until the kernel has passed its GPU tests on a device
+    // (CudaAttnPrep.*; opt-in with DENSE_CUDA_ATTN_PREP=1 until then): the five calls it stands for,
+    // which are its contract.
     for (const dense_op_call* part : {&call.norm_q, &call.norm_k, &call.rope_q, &call.rope_k, &call.kv_store}) {
         Invocation sub{inv.ctx, *part, Phase::Run};
         if (std::string e = activation_handler(part->op_kind)(sub); !e.empty()) return e;
