@@ -11,6 +11,7 @@
 #include "common/scoped_env.hpp"
 #include "core/error.hpp"
 #include "exec/session_fixture.hpp"
+#include "exec/step_trace.hpp"
 #include "plan/plan_fixture.hpp"
 
 #include <gtest/gtest.h>
@@ -38,28 +39,6 @@ std::unique_ptr<exec::Session> session(const char* gdn, const char* attn, int64_
     return std::make_unique<exec::Session>(tiny().bound, qwen35_spec(), cpu_ref_packs(), o);
 }
 
-struct Trace {
-    std::vector<std::vector<float>> logits, hidden;  // hidden: every layer of every step
-};
-
-Trace run(exec::Session& s) {
-    Trace t;
-    s.set_layer_observer([&t](int64_t, int64_t, std::span<const float> h) { t.hidden.emplace_back(h.begin(), h.end()); });
-    for (int32_t token : {11, 1900, 7, 42, 1023, 5}) {
-        s.step(token, true);
-        t.logits.emplace_back(s.logits().begin(), s.logits().end());
-    }
-    return t;
-}
-
-bool same_bits(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i)
-        if (a[i].size() != b[i].size() || std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(float)) != 0)
-            return false;
-    return true;
-}
-
 TEST(FusedStepSession, MergedStepsGiveBitIdenticalLogitsAndHiddenStates) {
     auto plain = session("0", "0");
     auto merged = session("all", "all");
@@ -72,8 +51,8 @@ TEST(FusedStepSession, MergedStepsGiveBitIdenticalLogitsAndHiddenStates) {
     EXPECT_EQ(plain->node_count() - gdn_only->node_count(), static_cast<size_t>(3 * recurrent));
     EXPECT_EQ(plain->node_count() - attn_only->node_count(), static_cast<size_t>(4 * attention));
     EXPECT_EQ(plain->node_count() - merged->node_count(), static_cast<size_t>(3 * recurrent + 4 * attention));
-    const Trace want = run(*plain);
-    const Trace got = run(*merged);
+    const StepTrace want = trace_steps(*plain);
+    const StepTrace got = trace_steps(*merged);
     ASSERT_EQ(got.hidden.size(), want.hidden.size()) << "the layer observer must see every layer";
     EXPECT_EQ(got.hidden.size(), static_cast<size_t>(6 * (recurrent + attention)));
     EXPECT_TRUE(same_bits(got.hidden, want.hidden)) << "hidden states differ";

@@ -151,13 +151,7 @@ std::string handle_attn_prep(Invocation& inv) {
     // Shapes the one kernel does not take, and until the kernel has passed its GPU tests on a device
     // (CudaAttnPrep.*; opt-in with DENSE_CUDA_ATTN_PREP=1 until then): the five calls it stands for,
     // which are its contract.
-    for (const dense_op_call* part : {&call.norm_q, &call.norm_k, &call.rope_q, &call.rope_k, &call.kv_store}) {
-        Invocation sub{inv.ctx, *part, Phase::Run};
-        if (std::string e = activation_handler(part->op_kind)(sub); !e.empty()) return e;
-        inv.launched = sub.launched;
-        if (inv.launched != DENSE_OK) return {};
-    }
-    return {};
+    return run_parts(inv, {&call.norm_q, &call.norm_k, &call.rope_q, &call.rope_k, &call.kv_store});
 }
 
 }  // namespace dense::cuda::act

@@ -125,13 +125,7 @@ std::string handle_gdn_step(Invocation& inv) {
     // Shapes the one kernel does not take, and until the kernel has passed its GPU tests on a device
     // (CudaGdnStep.*; opt-in with DENSE_CUDA_GDN_STEP=1 until then): the four calls it stands for,
     // which are its contract.
-    for (const dense_op_call* part : {&call.conv, &call.l2, &call.gates, &call.decode}) {
-        Invocation sub{inv.ctx, *part, Phase::Run};
-        if (std::string e = activation_handler(part->op_kind)(sub); !e.empty()) return e;
-        inv.launched = sub.launched;
-        if (inv.launched != DENSE_OK) return {};
-    }
-    return {};
+    return run_parts(inv, {&call.conv, &call.l2, &call.gates, &call.decode});
 }
 
 }  // namespace dense::cuda::act

@@ -14,6 +14,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <initializer_list>
 #include <string>
 
 namespace dense::cuda::act {
@@ -40,6 +41,11 @@ using Handler = std::string (*)(Invocation& inv);
 
 // nullptr for a kind this file does not handle.
 Handler activation_handler(dense_op_kind kind) noexcept;
+
+// The fused ops' fallback (GDN_STEP, ATTN_PREP): runs the calls they stand for (pack-common built and
+// checked them) one after the other in the Run phase with their own handlers; the first refusal is
+// returned, the first failed launch left in inv.launched.
+std::string run_parts(Invocation& inv, std::initializer_list<const dense_op_call*> parts);
 
 // act_norm_ops.cpp
 std::string handle_rms_norm(Invocation& inv);

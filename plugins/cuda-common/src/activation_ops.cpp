@@ -38,6 +38,16 @@ Handler activation_handler(dense_op_kind kind) noexcept {
     }
 }
 
+std::string run_parts(Invocation& inv, std::initializer_list<const dense_op_call*> parts) {
+    for (const dense_op_call* part : parts) {
+        Invocation sub{inv.ctx, *part, Phase::Run};
+        if (std::string e = activation_handler(part->op_kind)(sub); !e.empty()) return e;
+        inv.launched = sub.launched;
+        if (inv.launched != DENSE_OK) return {};
+    }
+    return {};
+}
+
 }  // namespace act
 
 namespace {

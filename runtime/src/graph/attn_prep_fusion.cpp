@@ -43,28 +43,14 @@ Node merged(const std::vector<Node>& nodes, size_t i) {
         std::memcmp(&rq.freq_scale, &rk.freq_scale, sizeof rq.freq_scale) != 0)
         return {};
     dense_attn_prep_params p{};
-    p.hdr = {static_cast<uint16_t>(DENSE_ABI_MAJOR), static_cast<uint16_t>(DENSE_ABI_MINOR),
-             static_cast<uint32_t>(sizeof p)};
     p.eps = nq.eps;
     p.n_rot = rq.n_rot;
     p.mode = rq.mode;
     p.freq_base = rq.freq_base;
     p.freq_scale = rq.freq_scale;
-
-    Node m;
-    m.label = norm_q.label.substr(0, norm_q.label.find(' ')) + " attn_prep(rms_norm q and k heads, rope, kv_store)";
-    m.layer = norm_q.layer;
-    m.phase = norm_q.phase;
-    m.key = {DENSE_OP_ATTN_PREP, DENSE_TYPE_NONE, DENSE_TYPE_NONE, norm_q.key.device};
-    m.src = {norm_q.src[0], norm_k.src[0], store.src[1], norm_q.src[1], norm_k.src[1], rope_q.src[1]};
-    m.src_views = {norm_q.src_views[0], norm_k.src_views[0], store.src_views[1],
-                   norm_q.src_views[1], norm_k.src_views[1], rope_q.src_views[1]};
-    m.dst = {q, k, store.dst[0], store.dst[1]};
-    m.dst_views = {norm_q.dst_views[0], norm_k.dst_views[0], store.dst_views[0], store.dst_views[1]};
-    m.params.resize(sizeof p);
-    std::memcpy(m.params.data(), &p, sizeof p);
-    bind_call(m);
-    return m;
+    return fused_node(norm_q, DENSE_OP_ATTN_PREP, label_prefix(norm_q) + " attn_prep(rms_norm q and k heads, rope, kv_store)",
+                      {{&norm_q, 0}, {&norm_k, 0}, {&store, 1}, {&norm_q, 1}, {&norm_k, 1}, {&rope_q, 1}},
+                      {{&norm_q, 0}, {&norm_k, 0}, {&store, 0}, {&store, 1}}, p);
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <functional>
 #include <initializer_list>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace dense::graph {
@@ -42,6 +44,42 @@ bool same_view(const ViewRef& a, const ViewRef& b);
 
 // Every node of `run` is in the first one's layer and phase, on its device, run by its pack.
 bool one_place(std::initializer_list<const Node*> run);
+
+// Source or destination `index` of a node of the run.
+struct ViewOf {
+    const Node* node;
+    size_t index;
+};
+
+// The merged node: in `head`'s layer, phase and device, keyed `op` (no weight or activation type),
+// its sources the run's sources and its destinations the run's destinations named in order (views and
+// resolved views), `params` stamped with this ABI's header, the call bound.
+template <class P>
+Node fused_node(const Node& head, dense_op_kind op, std::string label, std::initializer_list<ViewOf> src,
+                std::initializer_list<ViewOf> dst, P params) {
+    Node m;
+    m.label = std::move(label);
+    m.layer = head.layer;
+    m.phase = head.phase;
+    m.key = {op, DENSE_TYPE_NONE, DENSE_TYPE_NONE, head.key.device};
+    for (const ViewOf& v : src) {
+        m.src.push_back(v.node->src[v.index]);
+        m.src_views.push_back(v.node->src_views[v.index]);
+    }
+    for (const ViewOf& v : dst) {
+        m.dst.push_back(v.node->dst[v.index]);
+        m.dst_views.push_back(v.node->dst_views[v.index]);
+    }
+    params.hdr = {static_cast<uint16_t>(DENSE_ABI_MAJOR), static_cast<uint16_t>(DENSE_ABI_MINOR),
+                  static_cast<uint32_t>(sizeof(P))};
+    m.params.resize(sizeof(P));
+    std::memcpy(m.params.data(), &params, sizeof(P));
+    bind_call(m);
+    return m;
+}
+
+// The prefix of a node's label up to its first space ("blk.3"), for the merged node's label.
+inline std::string label_prefix(const Node& n) { return n.label.substr(0, n.label.find(' ')); }
 
 // The node's params as P when it has at least sizeof(P) bytes of them.
 template <class P>

@@ -2,7 +2,6 @@
 
 #include "graph/fusion_runs.hpp"
 
-#include <cstring>
 #include <vector>
 
 namespace dense::graph {
@@ -39,28 +38,13 @@ Node merged(const std::vector<Node>& nodes, size_t i) {
     dense_gdn_params gp{};
     if (!params_as(conv, cp) || !params_as(l2, np) || !params_as(decode, gp)) return {};
     dense_gdn_step_params p{};
-    p.hdr = {static_cast<uint16_t>(DENSE_ABI_MAJOR), static_cast<uint16_t>(DENSE_ABI_MINOR),
-             static_cast<uint32_t>(sizeof p)};
     p.scale = gp.scale;
     p.l2_eps = np.eps;
     p.apply_silu = cp.apply_silu;
-
-    Node m;
-    m.label = conv.label.substr(0, conv.label.find(' ')) + " gdn_step(conv1d_causal+silu, gdn_gates, l2_norm, " +
-              "gated_delta_rule)";
-    m.layer = conv.layer;
-    m.phase = conv.phase;
-    m.key = {DENSE_OP_GDN_STEP, DENSE_TYPE_NONE, DENSE_TYPE_NONE, conv.key.device};
-    m.src = {conv.src[0], conv.src[1], conv.src[2], gates.src[0], gates.src[1], gates.src[2], gates.src[3], decode.src[5]};
-    m.src_views = {conv.src_views[0], conv.src_views[1], conv.src_views[2], gates.src_views[0], gates.src_views[1],
-                   gates.src_views[2], gates.src_views[3], decode.src_views[5]};
-    m.dst = {conv.dst[0], conv.dst[1], gates.dst[0], gates.dst[1], decode.dst[0], decode.dst[1]};
-    m.dst_views = {conv.dst_views[0], conv.dst_views[1], gates.dst_views[0], gates.dst_views[1], decode.dst_views[0],
-                   decode.dst_views[1]};
-    m.params.resize(sizeof p);
-    std::memcpy(m.params.data(), &p, sizeof p);
-    bind_call(m);
-    return m;
+    return fused_node(conv, DENSE_OP_GDN_STEP,
+                      label_prefix(conv) + " gdn_step(conv1d_causal+silu, gdn_gates, l2_norm, gated_delta_rule)",
+                      {{&conv, 0}, {&conv, 1}, {&conv, 2}, {&gates, 0}, {&gates, 1}, {&gates, 2}, {&gates, 3}, {&decode, 5}},
+                      {{&conv, 0}, {&conv, 1}, {&gates, 0}, {&gates, 1}, {&decode, 0}, {&decode, 1}}, p);
 }
 
 }  // namespace

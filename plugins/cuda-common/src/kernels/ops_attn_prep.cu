@@ -7,7 +7,8 @@
 // norm_rows_kernel does a row. Every output element has one writer and no block reads another's.
 //
 // The bits are the five kernels' bits: each value is made by the same fp32 / fp64 operations in the same
-// order as there (--fmad=false like the rest of the pack; explicit __fmaf_rn where they fuse):
+// order as there (--fmad=false like the rest of the pack; explicit __fmaf_rn where they fuse; the
+// rotation is act_step_math.cuh's rope_neox_*, which ops_rope.cu calls too):
 //   - RMS norm: the 8-term FMA chain of squares per thread, block_sum over the same block size,
 //     ss / n + eps, 1 / sqrtf(.), y = (x * scale) * w (ops_norm.cu);
 //   - ROPE: theta = p * freq_scale * freq_base^(-2 i / n_rot) in double (pow, sincos), cos and sin
@@ -20,6 +21,7 @@
 #include "kernels/launch_chain.cuh"
 #include "kernels/act_common.cuh"
 #include "kernels/act_launchers.hpp"
+#include "kernels/act_step_math.cuh"
 
 namespace dense::cuda::act {
 namespace {
@@ -66,15 +68,11 @@ __global__ void attn_prep_kernel(AttnPrepArgs a) {
             row[i + half] = __int_as_float(0x7FC00000);
             continue;
         }
-        const double inv_freq =
-            pow(static_cast<double>(a.freq_base), -2.0 * static_cast<double>(i) / static_cast<double>(a.n_rot));
-        const double theta = static_cast<double>(pos) * static_cast<double>(a.freq_scale) * inv_freq;
-        double sd, cd;
-        sincos(theta, &sd, &cd);
-        const float c = static_cast<float>(cd), s = static_cast<float>(sd);
+        float c, s;
+        rope_neox_cos_sin(i, pos, a.n_rot, a.freq_base, a.freq_scale, c, s);
         const float x0 = row[i], x1 = row[i + half];
-        row[i] = __fmaf_rn(x0, c, -(x1 * s));
-        row[i + half] = __fmaf_rn(x0, s, x1 * c);
+        row[i] = rope_neox_first(x0, x1, c, s);
+        row[i + half] = rope_neox_second(x0, x1, c, s);
     }
     __syncthreads();
 

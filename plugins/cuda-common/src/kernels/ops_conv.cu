@@ -15,6 +15,7 @@
 #include "kernels/launch_chain.cuh"
 #include "kernels/act_common.cuh"
 #include "kernels/act_launchers.hpp"
+#include "kernels/act_step_math.cuh"
 
 namespace dense::cuda::act {
 namespace {
@@ -31,9 +32,7 @@ __global__ void conv1d_causal_kernel(ConvArgs a) {
         for (int64_t t = 0; t < a.tokens; ++t) {
             const float* s_in = t == 0 ? a.state_in + c * keep : s_out;
             const float xc = a.x[t * a.x_stride + c];
-            float acc = 0.0f;
-            for (int64_t i = 0; i < keep; ++i) acc = __fmaf_rn(taps[i], s_in[i], acc);
-            acc = __fmaf_rn(taps[keep], xc, acc);
+            const float acc = conv_window_sum(taps, s_in, xc, keep);
             a.y[t * a.y_stride + c] = a.silu ? silu_f(acc) : acc;
             for (int64_t i = 0; i + 1 < keep; ++i) s_out[i] = s_in[i + 1];
             s_out[keep - 1] = xc;

@@ -25,6 +25,7 @@
 #include "kernels/launch_chain.cuh"
 #include "kernels/act_common.cuh"
 #include "kernels/act_launchers.hpp"
+#include "kernels/act_step_math.cuh"
 
 namespace dense::cuda::act {
 namespace {
@@ -80,26 +81,7 @@ __global__ void __launch_bounds__(kGdnThreads) gdn_decode_regs_kernel(GdnArgs a)
         }
         for (int64_t t = 0; t < a.tokens; ++t) {
             const Column c = t == 0 ? c0 : column_of(a, col, t);
-            float kk[kGdnRegRows], qq[kGdnRegRows];
-            float u = 0.0f;
-#pragma unroll
-            for (int r = 0; r < kGdnRegRows; ++r) {
-                const int64_t i = lane + 32 * r;
-                const bool in = i < a.dk;
-                s[r] = in ? s[r] * c.decay : 0.0f;
-                kk[r] = in ? c.k[i] : 0.0f;
-                qq[r] = in ? c.q[i] : 0.0f;
-                u = __fmaf_rn(s[r], kk[r], u);
-            }
-            u = warp_sum(u);
-            const float delta = c.beta * (c.v - u);
-            float acc = 0.0f;
-#pragma unroll
-            for (int r = 0; r < kGdnRegRows; ++r) {
-                s[r] = __fmaf_rn(kk[r], delta, s[r]);
-                acc = __fmaf_rn(s[r], qq[r], acc);
-            }
-            acc = warp_sum(acc);
+            const float acc = gdn_column_update(s, c.k, c.q, c.v, c.beta, c.decay, a.dk, lane);
             if (lane == 0) *c.o = a.scale * acc;
         }
 #pragma unroll

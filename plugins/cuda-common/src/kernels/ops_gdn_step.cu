@@ -17,7 +17,9 @@
 //
 // The bits are the four kernels' bits: each value is made by the same fp32 operations in the same
 // order as there (the file is compiled with --fmad=false like ops_conv.cu, ops_norm.cu,
-// ops_elementwise.cu and ops_gdn.cu, and every fused multiply-add is an explicit __fmaf_rn):
+// ops_elementwise.cu and ops_gdn.cu, and every fused multiply-add is an explicit __fmaf_rn; the conv
+// sum and the delta-rule column are act_step_math.cuh's functions, which ops_conv.cu and ops_gdn.cu
+// call too):
 //   - conv: acc = fma(taps[i], window[i], acc) over the K taps from 0, then SiLU (ops_conv.cu);
 //   - L2 norm of a row of dk <= 128: the norm kernel runs it with one warp of 32 threads, lane l
 //     holding elements [8 l, 8 l + 8) (zeros past the row), an 8-term FMA chain of squares, warp_sum,
@@ -29,6 +31,7 @@
 #include "kernels/launch_chain.cuh"
 #include "kernels/act_common.cuh"
 #include "kernels/act_launchers.hpp"
+#include "kernels/act_step_math.cuh"
 
 namespace dense::cuda::act {
 namespace {
@@ -41,12 +44,9 @@ constexpr int kRegRows = kMaxKeyDim / 32;
 // CONV1D_CAUSAL's channel `ch` (ops_conv.cu's arithmetic); stores the shifted window when `store`.
 __device__ __forceinline__ float conv_channel(const GdnStepArgs& a, int64_t ch, bool store) {
     const int64_t keep = a.kernel - 1;
-    const float* taps = a.taps + ch * a.kernel;
     const float* s_in = a.conv_in + ch * keep;
     const float xc = a.x[ch];
-    float acc = 0.0f;
-    for (int64_t i = 0; i < keep; ++i) acc = __fmaf_rn(taps[i], s_in[i], acc);
-    acc = __fmaf_rn(taps[keep], xc, acc);
+    const float acc = conv_window_sum(a.taps + ch * a.kernel, s_in, xc, keep);
     if (store) {
         float* s_out = a.conv_out + ch * keep;
         for (int64_t i = 0; i + 1 < keep; ++i) s_out[i] = s_in[i + 1];
@@ -136,29 +136,7 @@ __global__ void __launch_bounds__(kThreads) gdn_step_kernel(GdnStepArgs a) {
     if (warp >= kColumns) return;
 
     // gdn_decode_regs_kernel's column, token 0 (ops_gdn.cu).
-    const float* q = qk;
-    const float* k = qk + a.dk;
-    const float v = v_cols[warp], beta = gates[0], decay = gates[1];
-    float kk[kRegRows], qq[kRegRows];
-    float u = 0.0f;
-#pragma unroll
-    for (int r = 0; r < kRegRows; ++r) {
-        const int64_t i = lane + 32 * r;
-        const bool in = i < a.dk;
-        s[r] = in ? s[r] * decay : 0.0f;
-        kk[r] = in ? k[i] : 0.0f;
-        qq[r] = in ? q[i] : 0.0f;
-        u = __fmaf_rn(s[r], kk[r], u);
-    }
-    u = warp_sum(u);
-    const float delta = beta * (v - u);
-    float acc = 0.0f;
-#pragma unroll
-    for (int r = 0; r < kRegRows; ++r) {
-        s[r] = __fmaf_rn(kk[r], delta, s[r]);
-        acc = __fmaf_rn(s[r], qq[r], acc);
-    }
-    acc = warp_sum(acc);
+    const float acc = gdn_column_update(s, qk + a.dk, qk, v_cols[warp], gates[0], gates[1], a.dk, lane);
     if (lane == 0) a.o[h * a.dv + j] = a.scale * acc;
 #pragma unroll
     for (int r = 0; r < kRegRows; ++r) {

@@ -14,6 +14,7 @@
 #include "kernels/launch_chain.cuh"
 #include "kernels/act_common.cuh"
 #include "kernels/act_launchers.hpp"
+#include "kernels/act_step_math.cuh"
 
 namespace dense::cuda::act {
 namespace {
@@ -46,15 +47,11 @@ __global__ void rope_neox_kernel(RopeArgs a, bool copy_tail) {
             y[t + half] = __int_as_float(0x7FC00000);
             continue;
         }
-        const double inv_freq =
-            pow(static_cast<double>(a.freq_base), -2.0 * static_cast<double>(t) / static_cast<double>(a.n_rot));
-        const double theta = static_cast<double>(pos) * static_cast<double>(a.freq_scale) * inv_freq;
-        double sd, cd;
-        sincos(theta, &sd, &cd);
-        const float c = static_cast<float>(cd), s = static_cast<float>(sd);
+        float c, s;
+        rope_neox_cos_sin(t, pos, a.n_rot, a.freq_base, a.freq_scale, c, s);
         const float x0 = x[t], x1 = x[t + half];
-        y[t] = __fmaf_rn(x0, c, -(x1 * s));
-        y[t + half] = __fmaf_rn(x0, s, x1 * c);
+        y[t] = rope_neox_first(x0, x1, c, s);
+        y[t + half] = rope_neox_second(x0, x1, c, s);
     }
 }
 

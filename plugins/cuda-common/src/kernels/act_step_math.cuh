@@ -1,0 +1,69 @@
+// The per-value arithmetic of the ops that ABI 1.11's fused kernels (ops_gdn_step.cu, ops_attn_prep.cu)
+// stand in for, shared by each op's own kernel and the fused one, so that both make every value by the
+// same fp32 / fp64 operations in the same order: the same bits by construction (the files are compiled
+// with --fmad=false; every fused multiply-add is an explicit __fmaf_rn).
+#pragma once
+
+#include "kernels/act_common.cuh"
+
+#include <cstdint>
+
+namespace dense::cuda::act {
+
+// CONV1D_CAUSAL's sum for one channel: taps[i] * window[i] over the window [s_in[0 .. keep), xc], in tap
+// order from 0 with fused multiply-adds (spec 7.2's order), before the SiLU.
+__device__ __forceinline__ float conv_window_sum(const float* taps, const float* s_in, float xc, int64_t keep) {
+    float acc = 0.0f;
+    for (int64_t i = 0; i < keep; ++i) acc = __fmaf_rn(taps[i], s_in[i], acc);
+    return __fmaf_rn(taps[keep], xc, acc);
+}
+
+// ROPE (NeoX) of dim pair i (dims i and i + n_rot / 2) at position pos >= 0, in two parts: the angle
+// pos * freq_scale * freq_base^(-2 i / n_rot) in double (positions reach 262144, where an fp32 angle
+// would be off by up to 0.016 rad) with its cos and sin rounded to float, then the rotation with one
+// FMA and one product per output.
+__device__ __forceinline__ void rope_neox_cos_sin(int64_t i, int64_t pos, int64_t n_rot, float freq_base,
+                                                  float freq_scale, float& c, float& s) {
+    const double inv_freq = pow(static_cast<double>(freq_base), -2.0 * static_cast<double>(i) / static_cast<double>(n_rot));
+    const double theta = static_cast<double>(pos) * static_cast<double>(freq_scale) * inv_freq;
+    double sd, cd;
+    sincos(theta, &sd, &cd);
+    c = static_cast<float>(cd);
+    s = static_cast<float>(sd);
+}
+__device__ __forceinline__ float rope_neox_first(float x0, float x1, float c, float s) {
+    return __fmaf_rn(x0, c, -(x1 * s));
+}
+__device__ __forceinline__ float rope_neox_second(float x0, float x1, float c, float s) {
+    return __fmaf_rn(x0, s, x1 * c);
+}
+
+// GDN_DECODE's update of one state column held by a warp in registers (lane l owns rows l, l + 32, ...
+// of dk <= 32 R), for one token: S *= decay; u = S . k; S += k beta (v - u); returns S . q (the same
+// value in every lane; the caller scales it). k and q are read at rows lane + 32 r < dk.
+template <int R>
+__device__ __forceinline__ float gdn_column_update(float (&s)[R], const float* k, const float* q, float v, float beta,
+                                                   float decay, int64_t dk, int lane) {
+    float kk[R], qq[R];
+    float u = 0.0f;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int64_t i = lane + 32 * r;
+        const bool in = i < dk;
+        s[r] = in ? s[r] * decay : 0.0f;
+        kk[r] = in ? k[i] : 0.0f;
+        qq[r] = in ? q[i] : 0.0f;
+        u = __fmaf_rn(s[r], kk[r], u);
+    }
+    u = warp_sum(u);
+    const float delta = beta * (v - u);
+    float acc = 0.0f;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        s[r] = __fmaf_rn(kk[r], delta, s[r]);
+        acc = __fmaf_rn(s[r], qq[r], acc);
+    }
+    return warp_sum(acc);
+}
+
+}  // namespace dense::cuda::act
