@@ -1,9 +1,10 @@
 // CONV1D_CAUSAL, GDN_GATES and GDN_DECODE: the Gated DeltaNet block's ops (the calls' contracts are
 // pack-common's gdn_contracts.hpp, the same as cpu-ref's), and GDN_STEP (ABI 1.11), the four of one
-// token step in one kernel (ops_gdn_step.cu) where its shapes fit, else as the four launches. The recurrent states may be updated in
-// place (dst1 exactly src2 / src5) or ping-ponged between two buffers. Each takes the T tokens of a
-// batched prefill step on its token axis (dense_abi.h, ABI 1.10) in one launch whose kernel walks the
-// tokens in order (ops_conv.cu, ops_gdn.cu say why that leaves the bits of T one-token launches).
+// token step in one kernel (ops_gdn_step.cu) where its shapes fit, else as the four launches. The
+// recurrent states may be updated in place (dst1 exactly src2 / src5) or ping-ponged between two
+// buffers. Each of the three takes the T tokens of a batched prefill step on its token axis
+// (dense_abi.h, ABI 1.10) in one launch whose kernel walks the tokens in order (ops_conv.cu, ops_gdn.cu
+// say why that leaves the bits of T one-token launches).
 #include "act_handlers.hpp"
 
 #include "kernels/act_launchers.hpp"

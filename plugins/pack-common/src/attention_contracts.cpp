@@ -160,13 +160,13 @@ std::string check_attn_prep(const dense_op_call& c, AttnPrepCall& out) {
     if (!err.empty()) return err;
     out.n_ctx = c.dst[2].ne[2];
 
+    out.norm_params = dense::sdk::make_struct<dense_norm_params>();
     out.norm_params.eps = out.params.eps;
-    stamp(out.norm_params);
+    out.rope_params = dense::sdk::make_struct<dense_rope_params>();
     out.rope_params.n_rot = out.params.n_rot;
     out.rope_params.mode = out.params.mode;
     out.rope_params.freq_base = out.params.freq_base;
     out.rope_params.freq_scale = out.params.freq_scale;
-    stamp(out.rope_params);
     out.q_out[0] = c.dst[0];
     out.k_out[0] = c.dst[1];
     out.norm_q_src[0] = c.src[0];
@@ -192,13 +192,12 @@ std::string check_attn_prep(const dense_op_call& c, AttnPrepCall& out) {
     dense_norm_params norm_params{};
     RopeCall rope_q, rope_k;
     KvStoreCall kv;
-    const auto as = [](const char* op, std::string e) { return e.empty() ? e : std::string("as ") + op + ": " + e; };
-    return first_error([&] { return as("RMS_NORM (q)", check_rms_norm_views(out.norm_q, norm_q)); },
-                       [&] { return as("RMS_NORM (q)", check_norm_params(out.norm_q, norm_params)); },
-                       [&] { return as("RMS_NORM (k)", check_rms_norm_views(out.norm_k, norm_k)); },
-                       [&] { return as("ROPE (q)", check_rope(out.rope_q, rope_q)); },
-                       [&] { return as("ROPE (k)", check_rope(out.rope_k, rope_k)); },
-                       [&] { return as("KV_STORE", check_kv_store(out.kv_store, kv)); });
+    return first_error([&] { return as_part("RMS_NORM (q)", check_rms_norm_views(out.norm_q, norm_q)); },
+                       [&] { return as_part("RMS_NORM (q)", check_norm_params(out.norm_q, norm_params)); },
+                       [&] { return as_part("RMS_NORM (k)", check_rms_norm_views(out.norm_k, norm_k)); },
+                       [&] { return as_part("ROPE (q)", check_rope(out.rope_q, rope_q)); },
+                       [&] { return as_part("ROPE (k)", check_rope(out.rope_k, rope_k)); },
+                       [&] { return as_part("KV_STORE", check_kv_store(out.kv_store, kv)); });
 }
 
 }  // namespace dense::pack_common

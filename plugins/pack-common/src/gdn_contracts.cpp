@@ -99,10 +99,6 @@ std::string check_gdn_decode(const dense_op_call& c, GdnDecodeCall& out) {
         });
 }
 
-}  // namespace dense::pack_common
-
-namespace dense::pack_common {
-
 std::string check_gdn_step(const dense_op_call& c, GdnStepCall& out) {
     static const char* const src_roles[] = {"src0 (x)",       "src1 (taps)", "src2 (conv state_in)",
                                             "src3 (b)",       "src4 (a)",    "src5 (dt_bias)",
@@ -171,13 +167,13 @@ std::string check_gdn_step(const dense_op_call& c, GdnStepCall& out) {
     out.conv_src[2] = c.src[2];
     out.conv_dst[0] = c.dst[0];
     out.conv_dst[1] = c.dst[1];
+    out.conv_params = dense::sdk::make_struct<dense_conv_params>();
     out.conv_params.apply_silu = out.params.apply_silu;
-    stamp(out.conv_params);
     out.conv = sub_call(c, DENSE_OP_CONV1D_CAUSAL, out.conv_src, 3, out.conv_dst, 2, &out.conv_params);
 
     out.l2_rows[0] = f32_part(c.dst[0], 0, dk, 2 * hk);
+    out.l2_params = dense::sdk::make_struct<dense_norm_params>();
     out.l2_params.eps = out.params.l2_eps;
-    stamp(out.l2_params);
     out.l2 = sub_call(c, DENSE_OP_L2_NORM, out.l2_rows, 1, out.l2_rows, 1, &out.l2_params);
 
     for (int j = 0; j < 4; ++j) out.gates_src[j] = c.src[3 + j];
@@ -193,8 +189,8 @@ std::string check_gdn_step(const dense_op_call& c, GdnStepCall& out) {
     out.decode_src[5] = c.src[7];
     out.decode_dst[0] = c.dst[4];
     out.decode_dst[1] = c.dst[5];
+    out.decode_params = dense::sdk::make_struct<dense_gdn_params>();
     out.decode_params.scale = out.params.scale;
-    stamp(out.decode_params);
     out.decode = sub_call(c, DENSE_OP_GDN_DECODE, out.decode_src, 6, out.decode_dst, 2, &out.decode_params);
 
     Conv1dCall conv;
@@ -202,12 +198,11 @@ std::string check_gdn_step(const dense_op_call& c, GdnStepCall& out) {
     dense_norm_params l2_params{};
     GdnGatesCall gates;
     GdnDecodeCall decode;
-    const auto as = [](const char* op, std::string e) { return e.empty() ? e : std::string("as ") + op + ": " + e; };
-    return first_error([&] { return as("CONV1D_CAUSAL", check_conv1d_causal(out.conv, conv)); },
-                       [&] { return as("L2_NORM", check_l2_norm_views(out.l2, l2)); },
-                       [&] { return as("L2_NORM", check_norm_params(out.l2, l2_params)); },
-                       [&] { return as("GDN_GATES", check_gdn_gates(out.gates, gates)); },
-                       [&] { return as("GDN_DECODE", check_gdn_decode(out.decode, decode)); });
+    return first_error([&] { return as_part("CONV1D_CAUSAL", check_conv1d_causal(out.conv, conv)); },
+                       [&] { return as_part("L2_NORM", check_l2_norm_views(out.l2, l2)); },
+                       [&] { return as_part("L2_NORM", check_norm_params(out.l2, l2_params)); },
+                       [&] { return as_part("GDN_GATES", check_gdn_gates(out.gates, gates)); },
+                       [&] { return as_part("GDN_DECODE", check_gdn_decode(out.decode, decode)); });
 }
 
 }  // namespace dense::pack_common

@@ -1,11 +1,12 @@
 // Helpers of the contracts of the fused ops (GDN_STEP, ATTN_PREP), which check a call as the calls it
-// stands for: views of parts of a checked view, params stamped with this ABI, and the sub-calls.
-// Internal to pack-common.
+// stands for: views of parts of a checked view, the sub-calls (their params made with
+// sdk::make_struct), and the sub-call's name on its refusal. Internal to pack-common.
 #pragma once
 
 #include <dense/abi/dense_abi.h>
 
 #include <cstdint>
+#include <string>
 
 namespace dense::pack_common {
 
@@ -25,14 +26,9 @@ inline dense_tensor_view f32_part(const dense_tensor_view& whole, int64_t first,
     return v;
 }
 
-template <class P>
-void stamp(P& p) {
-    p.hdr = {static_cast<uint16_t>(DENSE_ABI_MAJOR), static_cast<uint16_t>(DENSE_ABI_MINOR),
-             static_cast<uint32_t>(sizeof(P))};
-}
-
+// `c` (stream, workspace, threads) as a call of `kind` on these views and params.
 inline dense_op_call sub_call(const dense_op_call& c, dense_op_kind kind, const dense_tensor_view* src, uint32_t n_src,
-                       const dense_tensor_view* dst, uint32_t n_dst, const void* params) {
+                              const dense_tensor_view* dst, uint32_t n_dst, const void* params) {
     dense_op_call s = c;
     s.op_kind = kind;
     s.src = src;
@@ -43,5 +39,9 @@ inline dense_op_call sub_call(const dense_op_call& c, dense_op_kind kind, const 
     return s;
 }
 
+// A sub-call's refusal as the fused call's: "as GDN_DECODE: src0 (q): ...", or "" when it was accepted.
+inline std::string as_part(const char* op, std::string error) {
+    return error.empty() ? error : std::string("as ") + op + ": " + error;
+}
 
 }  // namespace dense::pack_common

@@ -2,6 +2,8 @@
 
 #include "graph/fusion_runs.hpp"
 
+#include <dense/sdk/pack.hpp>
+
 #include <cstring>
 #include <vector>
 
@@ -11,7 +13,7 @@ namespace {
 // A plain RMS_NORM (no quantized copy) of `rows` heads of d: src {x, w}, dst {y}.
 bool head_norm(const Node& n) {
     return n.key.op == DENSE_OP_RMS_NORM && n.key.act == DENSE_TYPE_NONE && n.src.size() == 2 && n.dst.size() == 1 &&
-           n.src[1].external && n.params.size() >= sizeof(dense_norm_params);
+           n.src[1].external;
 }
 
 // ROPE of `x` in place, one token.
@@ -22,7 +24,9 @@ bool rope_in_place(const Node& n, const ViewRef& x) {
 
 // The five nodes from `i` on as one ATTN_PREP node, or a node with key.op == 0 when they are not the
 // pattern of the header.
-Node merged(const std::vector<Node>& nodes, size_t i) {
+Node merged(const std::vector<Node>& nodes, size_t i, size_t& length) {
+    length = 5;
+    if (i + length > nodes.size()) return {};
     const Node &norm_q = nodes[i], &norm_k = nodes[i + 1], &rope_q = nodes[i + 2], &rope_k = nodes[i + 3],
                &store = nodes[i + 4];
     if (!head_norm(norm_q) || !head_norm(norm_k) || store.key.op != DENSE_OP_KV_STORE ||
@@ -42,7 +46,7 @@ Node merged(const std::vector<Node>& nodes, size_t i) {
         std::memcmp(&rq.freq_base, &rk.freq_base, sizeof rq.freq_base) != 0 ||
         std::memcmp(&rq.freq_scale, &rk.freq_scale, sizeof rq.freq_scale) != 0)
         return {};
-    dense_attn_prep_params p{};
+    auto p = sdk::make_struct<dense_attn_prep_params>();
     p.eps = nq.eps;
     p.n_rot = rq.n_rot;
     p.mode = rq.mode;
@@ -56,7 +60,7 @@ Node merged(const std::vector<Node>& nodes, size_t i) {
 }  // namespace
 
 size_t fuse_attn_preps(Graph& graph, const packs::PackManager& packs, size_t device) {
-    return fuse_runs(graph, packs, device, fusion_scope("DENSE_ATTN_PREP_FUSION"), 5, merged);
+    return fuse_runs(graph, packs, device, fusion_scope("DENSE_ATTN_PREP_FUSION"), merged);
 }
 
 }  // namespace dense::graph

@@ -16,7 +16,7 @@ FusionScope fusion_scope(const char* name) {
     throw Error(ErrorKind::Usage, std::string(name) + "='" + v + "': expected 0, 1 or all");
 }
 
-size_t fuse_runs(Graph& graph, const packs::PackManager& packs, size_t device, FusionScope scope, size_t length,
+size_t fuse_runs(Graph& graph, const packs::PackManager& packs, size_t device, FusionScope scope,
                  const FusionMatch& match) {
     if (scope == FusionScope::Off) return 0;
     std::vector<Node>& nodes = graph.nodes;
@@ -25,8 +25,9 @@ size_t fuse_runs(Graph& graph, const packs::PackManager& packs, size_t device, F
     out.reserve(nodes.size());
     size_t fused = 0;
     for (size_t i = 0; i < nodes.size();) {
-        if (i + length <= nodes.size() && (scope == FusionScope::All || nodes[i].key.device != DENSE_DEVICE_CPU)) {
-            Node m = match(nodes, i);
+        if (scope == FusionScope::All || nodes[i].key.device != DENSE_DEVICE_CPU) {
+            size_t length = 0;
+            Node m = match(nodes, i, length);
             if (m.key.op != 0) {
                 const packs::OpCandidate* c = packs.select_op(m.key, m.call, device);
                 if (c != nullptr && c->pack == nodes[i].op.pack) {
@@ -39,17 +40,18 @@ size_t fuse_runs(Graph& graph, const packs::PackManager& packs, size_t device, F
                 }
             }
         }
-        new_index[i] = out.size();
+        new_index[i] = out.size();  // not merged (or the pack has no such call): the node stays
         out.push_back(std::move(nodes[i]));
         ++i;
     }
-    if (fused > 0)
-        for (size_t& e : graph.layer_end) e = new_index.at(e);
     nodes = std::move(out);
-    // As merge_gemv_lists: moving nodes moved their view vectors (the calls point into those), but
-    // rebinding keeps that an invariant rather than a property of std::vector's move.
-    if (fused > 0)
+    if (fused > 0) {
+        // layer_end holds node indices: the last node of each layer maps to the node now holding it.
+        for (size_t& e : graph.layer_end) e = new_index.at(e);
+        // Moving nodes moved their view vectors with them (the calls point into those), but rebinding
+        // keeps that an invariant rather than a property of std::vector's move.
         for (Node& n : nodes) bind_call(n);
+    }
     return fused;
 }
 

@@ -1,6 +1,7 @@
-// The shared part of the passes that merge a run of small token-step nodes into one fused op of the
-// pack ABI (graph/gdn_step_fusion.hpp, graph/attn_prep_fusion.hpp): the A/B switch, the run
-// replacement, and the view comparisons their patterns need.
+// The shared part of the passes that merge a run of consecutive nodes into one call of a pack
+// (graph/gemv_lists.hpp's GEMV_Q_MULTI lists, and the fused ops of graph/gdn_step_fusion.hpp and
+// graph/attn_prep_fusion.hpp): the A/B switch, the run replacement, and the view comparisons and node
+// building their patterns need.
 #pragma once
 
 #include "graph/graph.hpp"
@@ -23,14 +24,16 @@ enum class FusionScope { Off, Devices, All };
 // anything else is a Usage error naming the variable.
 FusionScope fusion_scope(const char* name);
 
-// A node made from the `length` nodes starting at index i, or a node with key.op == 0 when they are
-// not the pattern. Only called where the run's first node is on a device the scope merges.
-using FusionMatch = std::function<Node(const std::vector<Node>& nodes, size_t i)>;
+// The node made from the run of nodes starting at index i, with the run's length in `length` (>= 2), or
+// a node with key.op == 0 when no run starts there. Only called where node i is on a device the scope
+// merges.
+using FusionMatch = std::function<Node(const std::vector<Node>& nodes, size_t i, size_t& length)>;
 
 // Replaces every run that `match` merges, when the pack that runs the run's first node runs the merged
-// call too (select_op), by the merged node; keeps layer_end pointing at each layer's last node and
-// rebinds every call. `graph` must be resolved with ops selected. Returns the number of merged nodes.
-size_t fuse_runs(Graph& graph, const packs::PackManager& packs, size_t device, FusionScope scope, size_t length,
+// call too (select_op; otherwise the run's nodes stay as they are), by the merged node; keeps
+// layer_end pointing at each layer's last node and rebinds every call. `graph` must be resolved with
+// ops selected. Returns the number of merged nodes.
+size_t fuse_runs(Graph& graph, const packs::PackManager& packs, size_t device, FusionScope scope,
                  const FusionMatch& match);
 
 // A contiguous F32 view of one token: ne[2] = ne[3] = 1 and rows back to back.
@@ -53,10 +56,10 @@ struct ViewOf {
 
 // The merged node: in `head`'s layer, phase and device, keyed `op` (no weight or activation type),
 // its sources the run's sources and its destinations the run's destinations named in order (views and
-// resolved views), `params` stamped with this ABI's header, the call bound.
+// resolved views), `params` (made with sdk::make_struct) as its params, the call bound.
 template <class P>
 Node fused_node(const Node& head, dense_op_kind op, std::string label, std::initializer_list<ViewOf> src,
-                std::initializer_list<ViewOf> dst, P params) {
+                std::initializer_list<ViewOf> dst, const P& params) {
     Node m;
     m.label = std::move(label);
     m.layer = head.layer;
@@ -70,8 +73,6 @@ Node fused_node(const Node& head, dense_op_kind op, std::string label, std::init
         m.dst.push_back(v.node->dst[v.index]);
         m.dst_views.push_back(v.node->dst_views[v.index]);
     }
-    params.hdr = {static_cast<uint16_t>(DENSE_ABI_MAJOR), static_cast<uint16_t>(DENSE_ABI_MINOR),
-                  static_cast<uint32_t>(sizeof(P))};
     m.params.resize(sizeof(P));
     std::memcpy(m.params.data(), &params, sizeof(P));
     bind_call(m);

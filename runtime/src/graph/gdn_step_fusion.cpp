@@ -2,6 +2,8 @@
 
 #include "graph/fusion_runs.hpp"
 
+#include <dense/sdk/pack.hpp>
+
 #include <vector>
 
 namespace dense::graph {
@@ -9,7 +11,9 @@ namespace {
 
 // The four nodes from `i` on as one GDN_STEP node, or a node with key.op == 0 when they are not the
 // pattern of the header.
-Node merged(const std::vector<Node>& nodes, size_t i) {
+Node merged(const std::vector<Node>& nodes, size_t i, size_t& length) {
+    length = 4;
+    if (i + length > nodes.size()) return {};
     const Node &conv = nodes[i], &gates = nodes[i + 1], &l2 = nodes[i + 2], &decode = nodes[i + 3];
     if (conv.key.op != DENSE_OP_CONV1D_CAUSAL || gates.key.op != DENSE_OP_GDN_GATES || l2.key.op != DENSE_OP_L2_NORM ||
         decode.key.op != DENSE_OP_GDN_DECODE || !one_place({&conv, &gates, &l2, &decode}))
@@ -37,7 +41,7 @@ Node merged(const std::vector<Node>& nodes, size_t i) {
     dense_norm_params np{};
     dense_gdn_params gp{};
     if (!params_as(conv, cp) || !params_as(l2, np) || !params_as(decode, gp)) return {};
-    dense_gdn_step_params p{};
+    auto p = sdk::make_struct<dense_gdn_step_params>();
     p.scale = gp.scale;
     p.l2_eps = np.eps;
     p.apply_silu = cp.apply_silu;
@@ -50,7 +54,7 @@ Node merged(const std::vector<Node>& nodes, size_t i) {
 }  // namespace
 
 size_t fuse_gdn_steps(Graph& graph, const packs::PackManager& packs, size_t device) {
-    return fuse_runs(graph, packs, device, fusion_scope("DENSE_GDN_STEP_FUSION"), 4, merged);
+    return fuse_runs(graph, packs, device, fusion_scope("DENSE_GDN_STEP_FUSION"), merged);
 }
 
 }  // namespace dense::graph

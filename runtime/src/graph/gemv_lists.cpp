@@ -1,11 +1,8 @@
 #include "graph/gemv_lists.hpp"
 
-#include "core/error.hpp"
+#include "graph/fusion_runs.hpp"
 #include "graph/view_extent.hpp"
 
-
-#include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -15,28 +12,17 @@ namespace {
 
 constexpr size_t kMaxList = 16;  // GEMV_Q_MULTI's limit (dense_abi.h)
 
-enum class Scope { Off, Devices, All };
-
-Scope scope() {
-    const char* v = std::getenv("DENSE_GEMV_LISTS");
-    if (v == nullptr || std::strcmp(v, "1") == 0) return Scope::Devices;
-    if (std::strcmp(v, "0") == 0) return Scope::Off;
-    if (std::strcmp(v, "all") == 0) return Scope::All;
-    throw Error(ErrorKind::Usage, "DENSE_GEMV_LISTS='" + std::string(v) + "': expected 0, 1 or all");
-}
-
 // A GEMV_Q that could join a list: it reads an activation buffer (src[1]) and writes one output.
-bool candidate(const Node& n, Scope s) {
-    if (s != Scope::All && n.key.device == DENSE_DEVICE_CPU) return false;
+bool candidate(const Node& n) {
     return n.key.op == DENSE_OP_GEMV_Q && n.params.empty() && !n.split_cpu_part && n.bus_copy.bytes == 0 &&
            n.src.size() == 2 && n.dst.size() == 1 && n.src[0].external && !n.src[1].external && !n.dst[0].external &&
            n.src_views.size() == 2 && n.dst_views.size() == 1;
 }
 
 // Whether `next` may join the list that starts with nodes[first .. last].
-bool joins(const std::vector<Node>& nodes, size_t first, size_t last, const Node& next, Scope s) {
+bool joins(const std::vector<Node>& nodes, size_t first, size_t last, const Node& next) {
     const Node& head = nodes[first];
-    if (!candidate(next, s) || next.layer != head.layer || next.phase != head.phase || next.key.act != head.key.act ||
+    if (!candidate(next) || next.layer != head.layer || next.phase != head.phase || next.key.act != head.key.act ||
         next.key.device != head.key.device || next.op.pack != head.op.pack)
         return false;
     const ViewRef& x = head.src[1];
@@ -86,45 +72,16 @@ Node merged(const std::vector<Node>& nodes, size_t first, size_t end) {
 }  // namespace
 
 size_t merge_gemv_lists(Graph& graph, const packs::PackManager& packs, size_t device) {
-    const Scope s = scope();
-    if (s == Scope::Off) return 0;
-    std::vector<Node>& nodes = graph.nodes;
-    std::vector<Node> out;
-    std::vector<size_t> new_index(nodes.size());  // old node index -> index in `out`
-    out.reserve(nodes.size());
-    size_t lists = 0;
-    for (size_t i = 0; i < nodes.size();) {
+    // The longest run of up to kMaxList GEMVs from node i that join the first: a list when it has two.
+    const auto list_at = [](const std::vector<Node>& nodes, size_t i, size_t& length) -> Node {
+        if (!candidate(nodes[i])) return {};
         size_t end = i + 1;
-        if (candidate(nodes[i], s))
-            while (end < nodes.size() && end - i < kMaxList && joins(nodes, i, end - 1, nodes[end], s)) ++end;
-        if (end - i >= 2) {
-            Node m = merged(nodes, i, end);
-            const packs::OpCandidate* c = packs.select_op(m.key, m.call, device);
-            if (c != nullptr && c->pack == nodes[i].op.pack) {
-                m.op = *c;
-                for (size_t k = i; k < end; ++k) new_index[k] = out.size();
-                out.push_back(std::move(m));
-                ++lists;
-                i = end;
-                continue;
-            }
-            end = i + 1;  // the pack has no list GEMV for these: keep them one by one
-        }
-        new_index[i] = out.size();
-        out.push_back(std::move(nodes[i]));
-        i = end;
-    }
-    if (lists == 0) {
-        nodes = std::move(out);
-        return 0;
-    }
-    // layer_end holds node indices: the last node of each layer maps to the node now holding it.
-    for (size_t& e : graph.layer_end) e = new_index.at(e);
-    nodes = std::move(out);
-    // Moving nodes moved their view vectors with them (the calls point into those), but rebinding
-    // keeps that an invariant rather than a property of std::vector's move.
-    for (Node& n : nodes) bind_call(n);
-    return lists;
+        while (end < nodes.size() && end - i < kMaxList && joins(nodes, i, end - 1, nodes[end])) ++end;
+        if (end - i < 2) return {};
+        length = end - i;
+        return merged(nodes, i, end);
+    };
+    return fuse_runs(graph, packs, device, fusion_scope("DENSE_GEMV_LISTS"), list_at);
 }
 
 }  // namespace dense::graph

@@ -115,9 +115,7 @@ std::string handle_attn_prep(const OpContext& ctx, const dense_op_call& c, Phase
             return {};
         });
     if (!err.empty() || phase == Phase::Check) return err;
-    for (const dense_op_call* part : {&call.norm_q, &call.norm_k, &call.rope_q, &call.rope_k, &call.kv_store})
-        if (std::string e = handler_for(part->op_kind)(ctx, *part, Phase::Run); !e.empty()) return e;
-    return {};
+    return run_parts(ctx, {&call.norm_q, &call.norm_k, &call.rope_q, &call.rope_k, &call.kv_store});
 }
 
 }  // namespace dense::cpuref::pack

@@ -1,8 +1,8 @@
 // CONV1D_CAUSAL, GDN_GATES and GDN_DECODE: the Gated DeltaNet block's ops; GDN_STEP (ABI 1.11) runs
 // the four calls it stands for (pack-common's check_gdn_step builds them) with these handlers, so it is
-// those calls' result by construction. The recurrent states may be
-// updated in place (dst1 exactly src2 / src5) or ping-ponged between two buffers. Each takes the T
-// tokens of a batched prefill step on its token axis (dense_abi.h, ABI 1.10) and runs them as T calls
+// those calls' result by construction. The recurrent states may be updated in place (dst1 exactly
+// src2 / src5) or ping-ponged between two buffers. Each of the three takes the T tokens of a batched
+// prefill step on its token axis (dense_abi.h, ABI 1.10) and runs them as T calls
 // of one token in order: token 0 reads state_in, every later one the state_out its predecessor wrote
 // (the kernels allow state_out to be state_in), so the result is the token-by-token result, bit for bit.
 // The calls' contracts are pack-common's (gdn_contracts.hpp), the same as the CUDA packs'.
@@ -83,9 +83,7 @@ std::string handle_gdn_step(const OpContext& ctx, const dense_op_call& c, Phase 
     const std::string err =
         first_error([&] { return check_counts(c, 8, 6); }, [&] { return pack_common::check_gdn_step(c, call); });
     if (!err.empty() || phase == Phase::Check) return err;
-    for (const dense_op_call* part : {&call.conv, &call.l2, &call.gates, &call.decode})
-        if (std::string e = handler_for(part->op_kind)(ctx, *part, Phase::Run); !e.empty()) return e;
-    return {};
+    return run_parts(ctx, {&call.conv, &call.l2, &call.gates, &call.decode});
 }
 
 }  // namespace dense::cpuref::pack

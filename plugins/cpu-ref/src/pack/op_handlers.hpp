@@ -9,6 +9,7 @@
 #include <dense/pack_common/call_checks.hpp>
 
 #include <cstddef>
+#include <initializer_list>
 #include <string>
 
 namespace dense::cpuref::pack {
@@ -24,6 +25,10 @@ using OpHandler = std::string (*)(const OpContext& ctx, const dense_op_call& cal
 
 // nullptr for an op kind cpu-ref does not implement.
 OpHandler handler_for(dense_op_kind kind) noexcept;
+
+// The fused ops (GDN_STEP, ATTN_PREP): runs the calls they stand for (pack-common built and checked
+// them) one after the other with their own handlers; the first refusal is returned.
+std::string run_parts(const OpContext& ctx, std::initializer_list<const dense_op_call*> parts);
 
 // format_ops.cpp
 std::string handle_dequantize(const OpContext&, const dense_op_call&, Phase);

@@ -36,6 +36,12 @@ OpHandler handler_for(dense_op_kind kind) noexcept {
     }
 }
 
+std::string run_parts(const OpContext& ctx, std::initializer_list<const dense_op_call*> parts) {
+    for (const dense_op_call* part : parts)
+        if (std::string e = handler_for(part->op_kind)(ctx, *part, Phase::Run); !e.empty()) return e;
+    return {};
+}
+
 namespace {
 
 struct Verdict {
