@@ -18,6 +18,21 @@ __device__ __forceinline__ float conv_window_sum(const float* taps, const float*
     return __fmaf_rn(taps[keep], xc, acc);
 }
 
+// The norms' per-thread partial: the squares of a thread's 8 consecutive elements summed by one FMA chain
+// from 0 in element order (ops_norm.cu's rows of up to 8192; the fused kernels' q / k head rows). The
+// block's total of these partials then gives the scale below.
+__device__ __forceinline__ float octet_sum_of_squares(const float (&v)[8]) {
+    float ss = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) ss = __fmaf_rn(v[j], v[j], ss);
+    return ss;
+}
+
+// A norm's scale from its row's sum of squares: 1 / sqrt(mean + eps) for RMS_NORM, 1 / sqrt(sum + eps)
+// for L2_NORM, with one correctly rounded sqrt and one division.
+__device__ __forceinline__ float rms_scale(float ss, float n, float eps) { return 1.0f / sqrtf(ss / n + eps); }
+__device__ __forceinline__ float l2_scale(float ss, float eps) { return 1.0f / sqrtf(ss + eps); }
+
 // ROPE (NeoX) of dim pair i (dims i and i + n_rot / 2) at position pos >= 0, in two parts: the angle
 // pos * freq_scale * freq_base^(-2 i / n_rot) in double (positions reach 262144, where an fp32 angle
 // would be off by up to 0.016 rad) with its cos and sin rounded to float, then the rotation with one

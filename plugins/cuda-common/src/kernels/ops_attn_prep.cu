@@ -47,11 +47,8 @@ __global__ void attn_prep_kernel(AttnPrepArgs a) {
     const float* x = is_k ? a.k + h * a.d : a.q + h * a.q_stride;
     float v[kPer];
     load_octet(x, i0, a.d, aligned16(x), v);
-    float ss = 0.0f;
-#pragma unroll
-    for (int j = 0; j < kPer; ++j) ss = __fmaf_rn(v[j], v[j], ss);
-    ss = block_sum(ss, scratch);
-    const float scale = 1.0f / sqrtf(ss / static_cast<float>(a.d) + a.eps);
+    const float ss = block_sum(octet_sum_of_squares(v), scratch);
+    const float scale = rms_scale(ss, static_cast<float>(a.d), a.eps);
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
         float o = v[j] * scale;

@@ -62,12 +62,9 @@ __device__ __forceinline__ void l2_norm_row(float* row, int64_t n, float eps, in
     float v[8];
 #pragma unroll
     for (int j = 0; j < 8; ++j) v[j] = i0 + j < n ? row[i0 + j] : 0.0f;
-    float ss = 0.0f;
-#pragma unroll
-    for (int j = 0; j < 8; ++j) ss = __fmaf_rn(v[j], v[j], ss);
-    ss = warp_sum(ss);
+    float ss = warp_sum(octet_sum_of_squares(v));
     ss = warp_sum(lane == 0 ? ss : 0.0f);  // block_sum's second level: one warp's partial and 31 zeros
-    const float scale = 1.0f / sqrtf(ss + eps);
+    const float scale = l2_scale(ss, eps);
     __syncwarp();
 #pragma unroll
     for (int j = 0; j < 8; ++j)

@@ -12,6 +12,7 @@
 // already overwritten.
 #include "kernels/launch_chain.cuh"
 #include "kernels/act_common.cuh"
+#include "kernels/act_step_math.cuh"
 #include "kernels/act_launchers.hpp"
 #include "kernels/q8_32_block.cuh"
 
@@ -60,13 +61,8 @@ __global__ void norm_rows_kernel(NormArgs a) {
         load_octet(x, i0, a.n, vec_x, v);
         float g[kPer];
         if constexpr (K == NormKind::GatedRms) load_octet(a.z + r * a.z_stride, i0, a.n, vec_z, g);
-        float ss = 0.0f;
-#pragma unroll
-        for (int j = 0; j < kPer; ++j) ss = __fmaf_rn(v[j], v[j], ss);
-        ss = block_sum(ss, scratch);
-        // mean + eps (RMS) or sum + eps (L2), then one correctly rounded sqrt and division.
-        const float denom = K == NormKind::L2 ? ss + a.eps : ss / n_f + a.eps;
-        const float scale = 1.0f / sqrtf(denom);
+        const float ss = block_sum(octet_sum_of_squares(v), scratch);
+        const float scale = K == NormKind::L2 ? l2_scale(ss, a.eps) : rms_scale(ss, n_f, a.eps);
         float o[kPer];
 #pragma unroll
         for (int j = 0; j < kPer; ++j) {
@@ -96,8 +92,7 @@ __global__ void norm_long_rows_kernel(NormArgs a) {
         float ss = 0.0f;
         for (int64_t i = threadIdx.x; i < a.n; i += blockDim.x) ss = __fmaf_rn(x[i], x[i], ss);
         ss = block_sum(ss, scratch);
-        const float denom = K == NormKind::L2 ? ss + a.eps : ss / n_f + a.eps;
-        const float scale = 1.0f / sqrtf(denom);
+        const float scale = K == NormKind::L2 ? l2_scale(ss, a.eps) : rms_scale(ss, n_f, a.eps);
         for (int64_t i = threadIdx.x; i < a.n; i += blockDim.x) {
             float o = x[i] * scale;
             if constexpr (K != NormKind::L2) o *= a.w[i];
