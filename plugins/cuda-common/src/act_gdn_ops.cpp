@@ -119,13 +119,12 @@ std::string handle_gdn_step(Invocation& inv) {
     a.scale = call.params.scale;
     a.eps = call.params.l2_eps;
     a.silu = call.params.apply_silu != 0;
-    if (gdn_step_fits(a) && env_switch_opt_in("DENSE_CUDA_GDN_STEP")) {
+    if (gdn_step_fits(a) && env_switch_on("DENSE_CUDA_GDN_STEP")) {
         launch(inv, "gdn_step launch", [&](cudaStream_t s) { return launch_gdn_step(a, s); });
         return {};
     }
-    // Shapes the one kernel does not take, and until the kernel has passed its GPU tests on a device
-    // (CudaGdnStep.*; opt-in with DENSE_CUDA_GDN_STEP=1 until then): the four calls it stands for,
-    // which are its contract.
+    // Shapes the one kernel does not take, and DENSE_CUDA_GDN_STEP=0 (the A/B switch): the four calls it
+    // stands for, which are its contract.
     return run_parts(inv, {&call.conv, &call.l2, &call.gates, &call.decode});
 }
 
