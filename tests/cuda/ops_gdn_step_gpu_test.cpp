@@ -215,13 +215,13 @@ void check_step(GpuSession& gpu, const StepShape& s, uint64_t seed) {
 
 TEST(CudaGdnStep, Qwen27bShapeIsTheFourOpsBitForBit) {
     DENSE_REQUIRE_GPU(gpu);
-    const ScopedEnv kernel_on("DENSE_CUDA_GDN_STEP", nullptr);  // the default: the one kernel
+    const ScopedEnv kernel_default("DENSE_CUDA_GDN_STEP", nullptr);  // unset: the one kernel
     check_step(gpu, {128, 128, 16, 48, 4, 3, "27B {dk 128, dv 128, 16/48, K 4}"}, 3001);
 }
 
 TEST(CudaGdnStep, OddShapeTheKernelTakesIsTheFourOpsBitForBit) {
     DENSE_REQUIRE_GPU(gpu);
-    const ScopedEnv kernel_on("DENSE_CUDA_GDN_STEP", nullptr);  // the default: the one kernel
+    const ScopedEnv kernel_default("DENSE_CUDA_GDN_STEP", nullptr);  // unset: the one kernel
     check_step(gpu, {5, 8, 3, 6, 3, 2, "odd {dk 5, dv 8, 3/6, K 3}"}, 3002);
     if (HasFatalFailure()) return;
     check_step(gpu, {100, 16, 1, 5, 2, 2, "{dk 100, dv 16, 1/5, K 2}"}, 3003);
@@ -229,7 +229,7 @@ TEST(CudaGdnStep, OddShapeTheKernelTakesIsTheFourOpsBitForBit) {
 
 TEST(CudaGdnStep, ShapesTheKernelDoesNotTakeRunTheFourLaunches) {
     DENSE_REQUIRE_GPU(gpu);
-    const ScopedEnv kernel_on("DENSE_CUDA_GDN_STEP", nullptr);  // the default: the one kernel
+    const ScopedEnv kernel_default("DENSE_CUDA_GDN_STEP", nullptr);  // unset: the one kernel
     check_step(gpu, {160, 8, 2, 4, 4, 2, "{dk 160 > 128}"}, 3004);
     if (HasFatalFailure()) return;
     check_step(gpu, {16, 12, 2, 4, 4, 2, "{dv 12, not a multiple of 8}"}, 3005);
