@@ -146,7 +146,7 @@ void check_bits(GpuSession& gpu, const PrepShape& s, uint64_t seed) {
 
 TEST(CudaAttnPrep, Qwen27bShapeIsTheFiveOpsBitForBit) {
     DENSE_REQUIRE_GPU(gpu);
-    const ScopedEnv kernel_on("DENSE_CUDA_ATTN_PREP", "1");  // opt-in until these tests pass on a GPU
+    const ScopedEnv kernel_on("DENSE_CUDA_ATTN_PREP", "1");  // the kernel is opt-in
     for (const int32_t pos : {0, 5, 40000}) {
         check_bits(gpu, {256, 24, 4, 64, 40001, pos, DENSE_TYPE_F16, "27B pos " + std::to_string(pos)},
                    6000 + static_cast<uint64_t>(pos));
@@ -156,7 +156,7 @@ TEST(CudaAttnPrep, Qwen27bShapeIsTheFiveOpsBitForBit) {
 
 TEST(CudaAttnPrep, OddShapesAndPositionsOutsideTheCacheAreTheFiveOpsBitForBit) {
     DENSE_REQUIRE_GPU(gpu);
-    const ScopedEnv kernel_on("DENSE_CUDA_ATTN_PREP", "1");  // opt-in until these tests pass on a GPU
+    const ScopedEnv kernel_on("DENSE_CUDA_ATTN_PREP", "1");  // the kernel is opt-in
     check_bits(gpu, {8, 3, 1, 8, 4, 2, DENSE_TYPE_F32, "odd {d 8, 3/1, full rotary, F32}"}, 6101);
     if (HasFatalFailure()) return;
     check_bits(gpu, {40, 6, 3, 10, 4, 3, DENSE_TYPE_F16, "odd {d 40, 6/3, n_rot 10}"}, 6102);
@@ -174,7 +174,7 @@ TEST(CudaAttnPrep, WithoutTheSwitchRunsTheFiveLaunches) {
 
 TEST(CudaAttnPrep, MatchesCpuRefAtThe27bShape) {
     DENSE_REQUIRE_GPU(gpu);
-    const ScopedEnv kernel_on("DENSE_CUDA_ATTN_PREP", "1");  // opt-in until these tests pass on a GPU
+    const ScopedEnv kernel_on("DENSE_CUDA_ATTN_PREP", "1");  // the kernel is opt-in
     const PrepShape s{256, 24, 4, 64, 16, 11, DENSE_TYPE_F32, "27B vs cpu-ref"};
     std::mt19937_64 rng(6301);
     const PrepInputs in = random_inputs(s, rng);
