@@ -4,6 +4,7 @@
 #include "core/type_table.hpp"
 #include "exec/cpu_relax.hpp"
 #include "exec/host_nodes.hpp"
+#include "exec/settled_timing.hpp"
 #include "plan/row_split.hpp"
 
 #include <algorithm>
@@ -11,6 +12,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <vector>
 
 namespace dense::exec {
@@ -19,7 +22,9 @@ namespace {
 
 constexpr uint64_t kBusProbeBytes = uint64_t{32} << 20;
 constexpr uint64_t kCpuProbeBytes = uint64_t{64} << 20;
-constexpr int kRepeats = 3;
+constexpr int kRepeats = 3;  // timed runs per round of a device probe
+constexpr double kWarmUpMs = 200;
+constexpr int kMaxWarmUpPasses = 100000;  // bounds the warm-up where a device's work takes no time
 
 dense_tensor_view view(void* data, dense_type_id type, dense_device_kind kind, int64_t ne0, int64_t ne1) {
     const TypeInfo* t = global_type_table().find(type);
@@ -107,69 +112,107 @@ double cpu_rate(CpuWorkers& workers, const packs::PackManager& packs, const Prob
         throw Error(ErrorKind::Pack, "bus_read_share auto: no CPU pack has the GEMV of '" + std::string(t.name) + "'");
     probe.impl = gemv->impl;
 
-    double best_ms = 0;
-    for (int r = 0; r < 2; ++r) {
+    // One run a round, until a round no longer beats the best before it (settled_timing.hpp).
+    SettledBest best;
+    bool settled = false;
+    while (!settled) {
         probe.finished.store(0);
         const auto from = std::chrono::steady_clock::now();
         workers.submit(&CpuProbe::run, &probe, probe.chunks.size());
         while (probe.finished.load(std::memory_order_acquire) < probe.chunks.size()) cpu_relax();
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - from).count();
         if (probe.failed.load() != DENSE_OK) check(static_cast<dense_status>(probe.failed.load()), "the CPU GEMV probe");
-        best_ms = r == 0 ? ms : std::min(best_ms, ms);
+        settled = best.add(ms);
     }
-    return best_ms > 0 ? static_cast<double>(row) * static_cast<double>(rows) / (best_ms * 1e6) : 0;
+    return best.best_ms() > 0 ? static_cast<double>(row) * static_cast<double>(rows) / (best.best_ms() * 1e6) : 0;
 }
 
-// Best of kRepeats of `enqueue` on the device's stream (after one untimed run), in ms.
+// Rounds of kRepeats timed runs of `enqueue` on the device's stream, until a round's best no longer
+// beats the best before it (settled_timing.hpp); the best run, in ms.
 template <class F>
 double best_device_ms(DeviceMemory& memory, F&& enqueue) {
     void* marks = memory.create_marks(2 * kRepeats);
-    double best = 0;
+    SettledBest best;
     try {
-        enqueue();
-        for (int r = 0; r < kRepeats; ++r) {
-            memory.record_mark(marks, static_cast<uint32_t>(2 * r));
-            enqueue();
-            memory.record_mark(marks, static_cast<uint32_t>(2 * r + 1));
-        }
-        memory.sync();
-        for (int r = 0; r < kRepeats; ++r) {
-            const double ms = memory.elapsed_ms(marks, static_cast<uint32_t>(2 * r), static_cast<uint32_t>(2 * r + 1));
-            best = r == 0 ? ms : std::min(best, ms);
+        bool settled = false;
+        while (!settled) {
+            for (int r = 0; r < kRepeats; ++r) {
+                memory.record_mark(marks, static_cast<uint32_t>(2 * r));
+                enqueue();
+                memory.record_mark(marks, static_cast<uint32_t>(2 * r + 1));
+            }
+            memory.sync();
+            double round = 0;
+            for (int r = 0; r < kRepeats; ++r) {
+                const double ms = memory.elapsed_ms(marks, static_cast<uint32_t>(2 * r), static_cast<uint32_t>(2 * r + 1));
+                round = r == 0 ? ms : std::min(round, ms);
+            }
+            settled = round <= 0 || best.add(round);
         }
     } catch (...) {
         memory.destroy_marks(marks);
         throw;
     }
     memory.destroy_marks(marks);
-    return best;
+    return best.best_ms();
 }
 
-// GB/s of the device's GEMV over w's VRAM rows (0 when it cannot be measured: no device pack has the
-// GEMV, or the scratch is too small).
-double gpu_rate(DeviceMemory& memory, const packs::PackManager& packs, size_t device, const ProbeWeight& w,
-                void* scratch, uint64_t scratch_bytes) {
-    if (w.tensor == nullptr || w.n_device_rows <= 0) return 0;
+// Keeps the device busy with every probe, back to back, for at least kWarmUpMs of wall time, so
+// that the timed rounds do not start on an idle GPU's clocks and PCIe link (settled_timing.hpp says
+// what that cost). The probes' own settling is the second guard.
+void warm_up(DeviceMemory& memory, const std::vector<std::function<void()>>& probes) {
+    const auto from = std::chrono::steady_clock::now();
+    for (int pass = 0; pass < kMaxWarmUpPasses; ++pass) {
+        for (const auto& enqueue : probes) enqueue();
+        memory.sync();
+        if (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - from).count() >= kWarmUpMs) return;
+    }
+}
+
+// One format's GEMV over its weight's VRAM rows, ready to enqueue on the device's stream.
+struct GpuProbe {
+    dense_tensor_view src[2];
+    dense_tensor_view dst;
+    dense_op_call call;
+    dense_op_impl impl;
+    uint64_t weight_bytes = 0;
+    uint64_t format_bytes = 0;  // ProbeWeight::format_bytes: the rate's weight in the average
+    // The call points at this probe's own views (a copied probe must not point at the original's).
+    void run() const {
+        dense_op_call c = call;
+        c.src = src;
+        c.dst = &dst;
+        check(impl.run(impl.user, &c), "the GPU GEMV probe");
+    }
+};
+
+// The probe of w (nullopt when it cannot be measured: no device pack has the GEMV, or the scratch
+// is too small). Activation, output and workspace live in the scratch; the activation is zeroed.
+std::optional<GpuProbe> gpu_probe(DeviceMemory& memory, const packs::PackManager& packs, size_t device,
+                                  const ProbeWeight& w, void* scratch, uint64_t scratch_bytes) {
+    if (w.tensor == nullptr || w.n_device_rows <= 0 || w.format_bytes == 0) return std::nullopt;
     const gguf::TensorInfo& t = *w.tensor;
     auto* at = static_cast<std::byte*>(scratch);
-    dense_tensor_view src[2] = {view(const_cast<void*>(w.device_rows), t.type, memory.kind(), t.ne[0], w.n_device_rows),
-                                view(at, w.act, memory.kind(), t.ne[0], 1)};
-    const uint64_t x_bytes = (view_bytes(src[1]) + 255) / 256 * 256;
-    const dense_tensor_view dst = view(at + x_bytes, DENSE_TYPE_F32, memory.kind(), w.n_device_rows, 1);
+    GpuProbe p;
+    p.src[0] = view(const_cast<void*>(w.device_rows), t.type, memory.kind(), t.ne[0], w.n_device_rows);
+    p.src[1] = view(at, w.act, memory.kind(), t.ne[0], 1);
+    const uint64_t x_bytes = (view_bytes(p.src[1]) + 255) / 256 * 256;
+    p.dst = view(at + x_bytes, DENSE_TYPE_F32, memory.kind(), w.n_device_rows, 1);
     const uint64_t y_bytes = (static_cast<uint64_t>(w.n_device_rows) * 4 + 255) / 256 * 256;
-    dense_op_call call = gemv_call(src, dst);
-    call.stream = memory.stream();
+    p.call = gemv_call(p.src, p.dst);
+    p.call.stream = memory.stream();
     // A format no device pack multiplies (a weight the step never reads as a GEMV) is left out.
-    const packs::OpCandidate* candidate = find_gemv(packs, device, memory.kind(), call);
-    if (candidate == nullptr) return 0;
-    const dense_op_impl impl = candidate->impl;
-    const uint64_t ws = impl.workspace_bytes != nullptr ? impl.workspace_bytes(impl.user, &call) : 0;
-    if (x_bytes + y_bytes + ws > scratch_bytes) return 0;
+    const packs::OpCandidate* candidate = find_gemv(packs, device, memory.kind(), p.call);
+    if (candidate == nullptr) return std::nullopt;
+    p.impl = candidate->impl;
+    const uint64_t ws = p.impl.workspace_bytes != nullptr ? p.impl.workspace_bytes(p.impl.user, &p.call) : 0;
+    if (x_bytes + y_bytes + ws > scratch_bytes) return std::nullopt;
     memory.zero(scratch, x_bytes);
-    call.workspace = ws > 0 ? at + x_bytes + y_bytes : nullptr;
-    call.workspace_bytes = ws;
-    const double ms = best_device_ms(memory, [&] { check(impl.run(impl.user, &call), "the GPU GEMV probe"); });
-    return ms > 0 ? static_cast<double>(view_bytes(src[0])) / (ms * 1e6) : 0;
+    p.call.workspace = ws > 0 ? at + x_bytes + y_bytes : nullptr;
+    p.call.workspace_bytes = ws;
+    p.weight_bytes = view_bytes(p.src[0]);
+    p.format_bytes = w.format_bytes;
+    return p;
 }
 
 }  // namespace
@@ -183,21 +226,30 @@ SplitRates measure_split_rates(DeviceMemory& memory, CpuWorkers& workers, const 
     rates.cpu_gbs = cpu_rate(workers, packs, host);
     if (!memory.can_time() || memory.kind() == DENSE_DEVICE_CPU) return rates;
 
-    // The bus: a page-locked buffer (kept by `memory` until the session ends) into the ring.
+    // The bus: a page-locked buffer (kept by `memory` until the session ends) into the ring. The
+    // GPU: each format's GEMV over its weight's VRAM rows; activation, output and workspace in the
+    // ring, which the bus copy also writes: the probes run one after another on one stream, and the
+    // copied bytes are zeros like the activation.
     const uint64_t bus_bytes = std::min(kBusProbeBytes, scratch_bytes);
     void* pinned = memory.alloc_host_locked(bus_bytes);
     std::memset(pinned, 0, static_cast<size_t>(bus_bytes));
-    const double bus_ms = best_device_ms(memory, [&] { memory.to_device(scratch, pinned, bus_bytes); });
-    if (bus_ms > 0) rates.bus_gbs = static_cast<double>(bus_bytes) / (bus_ms * 1e6);
+    std::vector<GpuProbe> gemvs;
+    for (const ProbeWeight& w : vram)
+        if (auto p = gpu_probe(memory, packs, device, w, scratch, scratch_bytes)) gemvs.push_back(*p);
+    const auto bus_copy = [&] { memory.to_device(scratch, pinned, bus_bytes); };
+    std::vector<std::function<void()>> all{bus_copy};
+    for (const GpuProbe& p : gemvs) all.emplace_back([&p] { p.run(); });
+    warm_up(memory, all);
 
-    // The GPU: each format's GEMV over its weight's VRAM rows; activation, output and workspace in
-    // the ring.
+    const double bus_ms = best_device_ms(memory, bus_copy);
+    if (bus_ms > 0) rates.bus_gbs = static_cast<double>(bus_bytes) / (bus_ms * 1e6);
     double bytes = 0, ms_total = 0;
-    for (const ProbeWeight& w : vram) {
-        const double gbs = gpu_rate(memory, packs, device, w, scratch, scratch_bytes);
-        if (gbs <= 0 || w.format_bytes == 0) continue;
-        bytes += static_cast<double>(w.format_bytes);
-        ms_total += static_cast<double>(w.format_bytes) / (gbs * 1e6);
+    for (const GpuProbe& p : gemvs) {
+        const double ms = best_device_ms(memory, [&p] { p.run(); });
+        if (ms <= 0) continue;
+        const double gbs = static_cast<double>(p.weight_bytes) / (ms * 1e6);
+        bytes += static_cast<double>(p.format_bytes);
+        ms_total += static_cast<double>(p.format_bytes) / (gbs * 1e6);
     }
     if (ms_total > 0) rates.gpu_gbs = bytes / (ms_total * 1e6);
     return rates;

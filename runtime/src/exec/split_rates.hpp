@@ -1,9 +1,12 @@
 // The three rates a split session's `bus_read_share: auto` is chosen from (plan/bus_share.hpp),
-// measured at load on this machine in a few milliseconds, before the bus rows are laid out:
-//   - bus: page-locked host memory -> VRAM, a 32 MiB buffer copied into the staging ring (best of 3);
-//   - GPU: the device pack's GEMV over the VRAM rows of one weight per format (best of 3 each);
+// measured at load on this machine, before the bus rows are laid out:
+//   - bus: page-locked host memory -> VRAM, a 32 MiB buffer copied into the staging ring;
+//   - GPU: the device pack's GEMV over the VRAM rows of one weight per format;
 //   - CPU: the CPU pack's GEMV over up to 64 MiB of that weight's host rows, read from the file
-//     mapping in row chunks on the session's workers, as the split's CPU parts run (best of 2).
+//     mapping in row chunks on the session's workers, as the split's CPU parts run.
+// Each is the best of rounds that go on until they settle (settled_timing.hpp: rounds of 3 runs on
+// the device, of 1 on the CPU); the device probes start after 200 ms of warm-up, all of them back to
+// back, because an idle GPU's first milliseconds run at a fraction of its rates. About 0.25 s of load.
 // The CPU's probe weight is the split weight with the most host rows (the format the CPU reads most of).
 // The activation is zeros: a timing probe, the kernels do the same work on any input (and zeros keep
 // the CPU's float units clear of denormals).
