@@ -1,0 +1,385 @@
+// Experiment (not part of the build), session 28: what would the RMS norm cost if the GEMV after it
+// computed it itself? Every GEMV list of the 27B step follows a norm (attn_norm -> q/k/v or the GDN
+// list, post_attention_norm -> ffn_gate/up, the gated norm -> ssm_out): 129 + 48 single-block norm
+// kernels a token, each one more dependent grid in the chain (its predecessor's completion and flush,
+// its own block's load -> tree sum -> quantize -> store, then the GEMV's release). Fusing the norm
+// into the pack ABI (a norm + GEMV-list op, cpu-ref oracle, graph fusion, a prologue in every GEMV
+// kernel variant) is a session's work; this measures the gain first.
+//
+// Three chains of the same GEMV kernel (the pack's streamed layout: 8 strided K slices over a warp's
+// lanes, 2 rows a task, 2 steps in flight, the pack's Dot code), each captured as a graph of
+// chained (PDL) launches over weight copies larger than L2:
+//   gemv      the GEMV alone, its Q8_32 activation in global memory (the lower bound);
+//   norm+gemv the pack's RMS norm kernel (ops_norm.cu, with its Q8_32 copy), then the GEMV;
+//   fused     the GEMV whose blocks each compute the norm of x and its Q8_32 copy into shared
+//             memory first (every block reads x: 20-24 KB from L2), then read the activation there.
+// fused - gemv is what the prologue costs; norm+gemv - fused is what fusing would save per norm.
+// The fused prologue's sum of squares is not the norm kernel's order (3 octets a thread over 256
+// threads instead of 1 over 640), so the outputs are compared within a tolerance, not bit for bit.
+//
+// Build (here or on the GPU machine):
+//   nvcc -O3 -std=c++20 -arch=sm_90 -DDENSE_CUDA_TARGET_CC=90 -Iplugins/cuda-common/src \
+//        -Ibuild/plugins/generated experiments/norm_gemv.cu plugins/cuda-common/src/kernels/launch_chain.cu \
+//        plugins/cuda-common/src/kernels/ops_norm.cu -o experiments/norm_gemv
+// Run: experiments/norm_gemv      prints us per chain link for each shape.
+#include "kernels/act_common.cuh"
+#include "kernels/act_launchers.hpp"
+#include "kernels/act_step_math.cuh"
+#include "kernels/gemv_dot_iq4.cuh"
+#include "kernels/gemv_dot_q5_k.cuh"
+#include "kernels/gemv_dot_q6_k.cuh"
+#include "kernels/gemv_kernel.cuh"
+#include "kernels/q8_32_block.cuh"
+
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+using namespace dense::cuda;
+using namespace dense::cuda::gemv;
+using namespace dense::cuda::act;
+
+#define CK(x)                                                                                       \
+    do {                                                                                            \
+        cudaError_t e_ = (x);                                                                       \
+        if (e_ != cudaSuccess) {                                                                    \
+            std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+            std::exit(1);                                                                           \
+        }                                                                                           \
+    } while (0)
+
+namespace {
+
+constexpr int kMaxIn = 6144;       // the prologue's shared Q8_32 copy: codes, then d, then s
+constexpr int kOctetsPerThread = kMaxIn / 8 / 256;
+constexpr int kRows = 2;           // rows a task (the pack's kStreamRows)
+constexpr int kSlices = 8;
+
+struct Args {
+    const uint8_t* w;
+    int64_t rows, row_bytes;
+    int steps;
+    int64_t tasks;
+    ActView act;  // unfused: the activation in global memory
+    float* dst;
+    const float* x;   // fused: the norm's input and weight
+    const float* nw;
+    int n;
+    float eps;
+};
+
+// kLateScale: the block's sum of squares from the per-warp partials the prologue left in scratch
+// (written before its barrier), added in warp order by every warp itself.
+__device__ __forceinline__ float late_total(float, const float* scratch) {
+    float t = 0.0f;
+#pragma unroll
+    for (int w = 0; w < 8; ++w) t += scratch[w];
+    return t;
+}
+
+// The activation pair of block b from a generic pointer (shared memory in the fused kernel).
+__device__ __forceinline__ void load_act_pair_generic(const ActView& act, int64_t b, ActUnit& a) {
+    const int4* src = reinterpret_cast<const int4*>(act.q + 32 * b);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const int4 v = src[i];
+        a.q[4 * i + 0] = static_cast<uint32_t>(v.x);
+        a.q[4 * i + 1] = static_cast<uint32_t>(v.y);
+        a.q[4 * i + 2] = static_cast<uint32_t>(v.z);
+        a.q[4 * i + 3] = static_cast<uint32_t>(v.w);
+    }
+    const float2 d = *reinterpret_cast<const float2*>(act.d + b);
+    const float2 s = *reinterpret_cast<const float2*>(act.s + b);
+    a.d[0] = d.x;
+    a.d[1] = d.y;
+    a.s[0] = s.x;
+    a.s[1] = s.y;
+}
+
+// MODE: kFused (the norm in the prologue), kPrefetchTask (before the wait, ask L2 for the warp's
+// whole first task, not two steps of a row), kLateScale (the prologue quantizes x * w without the
+// norm's scale s, whose block sum runs after the task loop: y = s * W q(x * w), exact in real
+// arithmetic because a Q8_32 block's codes do not depend on a common factor, only its d does).
+constexpr int kFused = 1, kPrefetchTask = 2, kLateScale = 4;
+
+template <class Dot, int MODE>
+__global__ void __launch_bounds__(256, 3) stream_gemv(const __grid_constant__ Args p) {
+    constexpr bool FUSED = (MODE & kFused) != 0;
+    constexpr int A = Dot::kAlign;
+    __shared__ __align__(16) uint8_t table[kTableSmem<Dot>];
+    __shared__ __align__(16) uint8_t act_smem[FUSED ? kMaxIn + kMaxIn / 4 : 16];
+    __shared__ float scratch[33];
+    const int warp = static_cast<int>(threadIdx.x >> 5);
+    const int lane = static_cast<int>(threadIdx.x & 31);
+    const int u = lane & 3;
+    const int slice = lane >> 2;
+    const int64_t n_warps = static_cast<int64_t>(gridDim.x) * 8;
+    const int64_t first_task = static_cast<int64_t>(blockIdx.x) * 8 + warp;
+    if (first_task < p.tasks) {  // the pack's prologue prefetch: two steps of the first row
+        const int rows = (MODE & kPrefetchTask) ? kRows : 1;
+        const int steps = (MODE & kPrefetchTask) ? p.steps : 2 * kSlices;
+#pragma unroll 1
+        for (int r = 0; r < rows; ++r) {
+            const uint8_t* row = p.w + min(first_task * kRows + r, p.rows - 1) * p.row_bytes;
+#pragma unroll 1
+            for (int st = slice; st < p.steps && st < steps; st += kSlices)
+                for (int off = 32 * u; off < Dot::kStepBytes; off += 128)
+                    asm volatile("prefetch.global.L2 [%0];" ::"l"(row + static_cast<int64_t>(st) * Dot::kStepBytes + off));
+        }
+    }
+    IqTables tables;
+    stage_tables<Dot>(table, tables);
+    __syncthreads();
+    wait_for_producers();
+    allow_consumers();
+
+    ActView act = p.act;
+    float late_ss = 0.0f;
+    if constexpr (FUSED) {
+        // x's norm and its Q8_32 copy in shared memory: octets t, t + 256, t + 512 of each thread.
+        // x is read twice (the second time from L1), so nothing but the sum lives across the
+        // block reduction's barriers: the GEMV's 80 registers are the limit.
+        const int t = static_cast<int>(threadIdx.x);
+        float ss = 0.0f;
+#pragma unroll
+        for (int j = 0; j < kOctetsPerThread; ++j) {
+            float v[8];
+            load_octet(p.x, 8 * (t + 256 * j), p.n, true, v);
+            ss += octet_sum_of_squares(v);
+        }
+        float scale = 1.0f;
+        if constexpr ((MODE & kLateScale) == 0) {
+            ss = block_sum(ss, scratch);
+            scale = rms_scale(ss, static_cast<float>(p.n), p.eps);
+        } else {
+            late_ss = warp_sum(ss);  // each warp's partial, for late_total after the task loop
+            if ((threadIdx.x & 31u) == 0) scratch[threadIdx.x >> 5] = late_ss;
+        }
+        const Q8_32Out out{act_smem, p.n};
+#pragma unroll 1
+        for (int j = 0; j < kOctetsPerThread; ++j) {
+            const int64_t i0 = 8 * (t + 256 * j);
+            float v[8], w[8];
+            load_octet(p.x, i0, p.n, true, v);
+            load_octet(p.nw, i0, p.n, true, w);
+#pragma unroll
+            for (int e = 0; e < 8; ++e) v[e] = v[e] * scale * w[e];
+            quantize_q8_32_octets(v, i0 < p.n, i0 / 32, out);
+        }
+        __syncthreads();
+        act.q = reinterpret_cast<const int8_t*>(act_smem);
+        act.d = reinterpret_cast<const float*>(act_smem + p.n);
+        act.s = act.d + p.n / 32;
+    }
+
+    for (int64_t task = first_task; task < p.tasks; task += n_warps) {
+        const int64_t row0 = task * kRows;
+        const uint8_t* base[kRows];
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) base[r] = p.w + min(row0 + r, p.rows - 1) * p.row_bytes;
+        float acc[kRows] = {};
+#pragma unroll 2
+        for (int st = slice; st < p.steps; st += kSlices) {
+            ActUnit a;
+            if constexpr (FUSED) load_act_pair_generic(act, st * 8 + 2 * u, a);
+            else load_act_pair(act, st * 8 + 2 * u, a);
+#pragma unroll
+            for (int r = 0; r < kRows; ++r) {
+                float term[2];
+                Dot::template unit<A>(base[r] + static_cast<int64_t>(st) * Dot::kStepBytes, u, a, tables, term);
+                acc[r] = add(add(acc[r], term[0]), term[1]);
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < kRows; ++r)
+#pragma unroll
+            for (int m = 1; m < 32; m *= 2) acc[r] = add(acc[r], __shfl_xor_sync(0xFFFFFFFFu, acc[r], m));
+        if constexpr ((MODE & kLateScale) != 0) {
+            // The scale's block sum (its barriers need the whole block: every warp of the grid has
+            // the same task count but for the last round, so this warp-level sum is the experiment's
+            // stand-in: each warp sums the block's partials from shared memory written below).
+            const float s = rms_scale(late_total(late_ss, scratch), static_cast<float>(p.n), p.eps);
+            acc[0] *= s;
+            acc[1] *= s;
+        }
+        if (lane < kRows && row0 + lane < p.rows) p.dst[row0 + lane] = lane == 0 ? acc[0] : acc[1];
+    }
+}
+
+template <class Dot, int MODE>
+void launch(const Args& p, cudaStream_t stream) {
+    static int occ = 0;
+    if (occ == 0) CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, stream_gemv<Dot, MODE>, 256, 0));
+    const int64_t max_blocks = static_cast<int64_t>(sm_count()) * occ;
+    const int64_t need = (p.tasks + 7) / 8;
+    const int64_t per_block = (need + max_blocks - 1) / max_blocks;
+    const int64_t blocks = (need + per_block - 1) / per_block;
+    CK(launch_chained(stream_gemv<Dot, MODE>, static_cast<unsigned>(blocks), 256, 0, stream, p));
+}
+
+struct Shape {
+    const char* what;
+    int64_t in, out;
+};
+
+template <class Dot>
+void run(const char* fmt, std::vector<int> f16_offsets, const Shape& shape, cudaStream_t stream) {
+    const int64_t in = shape.in, out = shape.out;
+    const int64_t row_bytes = in / Dot::kBlockElems * Dot::kBlockBytes;
+    const int64_t w_bytes = row_bytes * out;
+    const int copies = static_cast<int>(std::max<int64_t>(2, (256ll << 20) / w_bytes + 1));
+    std::mt19937_64 rng(42 + in + out);
+    std::vector<uint8_t> host(static_cast<size_t>(w_bytes));
+    for (auto& b : host) b = static_cast<uint8_t>(rng());
+    std::uniform_real_distribution<float> sc(0.0005f, 0.004f);
+    for (int64_t b = 0; b < w_bytes / Dot::kBlockBytes; ++b)
+        for (int off : f16_offsets) {
+            const uint16_t h = __half_as_ushort(__float2half(sc(rng)));
+            std::memcpy(&host[static_cast<size_t>(b * Dot::kBlockBytes + off)], &h, 2);
+        }
+    std::vector<uint8_t*> w(static_cast<size_t>(copies));
+    for (auto& ptr : w) {
+        CK(cudaMalloc(&ptr, static_cast<size_t>(w_bytes + 256)));
+        CK(cudaMemcpy(ptr, host.data(), static_cast<size_t>(w_bytes), cudaMemcpyHostToDevice));
+    }
+    std::vector<float> xh(static_cast<size_t>(in)), nwh(static_cast<size_t>(in));
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (auto& v : xh) v = nd(rng);
+    for (auto& v : nwh) v = 1.0f + 0.1f * nd(rng);
+    float *x, *nw, *y, *normed, *dst_a, *dst_b;
+    uint8_t* act;
+    CK(cudaMalloc(&x, in * 4));
+    CK(cudaMalloc(&nw, in * 4));
+    CK(cudaMalloc(&normed, in * 4));
+    CK(cudaMalloc(&act, in + in / 4));
+    CK(cudaMalloc(&y, out * 4 + 4096));
+    CK(cudaMalloc(&dst_a, out * 4));
+    CK(cudaMalloc(&dst_b, out * 4));
+    CK(cudaMemcpy(x, xh.data(), in * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(nw, nwh.data(), in * 4, cudaMemcpyHostToDevice));
+
+    Args base{};
+    base.rows = out;
+    base.row_bytes = row_bytes;
+    base.steps = static_cast<int>(in / 256);
+    base.tasks = (out + kRows - 1) / kRows;
+    base.act = {reinterpret_cast<const int8_t*>(act), reinterpret_cast<const float*>(act + in),
+                reinterpret_cast<const float*>(act + in + in / 8)};
+    base.x = x;
+    base.nw = nw;
+    base.n = static_cast<int>(in);
+    base.eps = 1e-6f;
+    act::NormArgs na{};
+    na.x = x;
+    na.x_stride = in;
+    na.w = nw;
+    na.y = normed;
+    na.y_stride = in;
+    na.n = in;
+    na.rows = 1;
+    na.eps = 1e-6f;
+    na.quantized = {act, in};
+
+    // Check: the fused GEMV against norm + GEMV on copy 0.
+    Args a = base;
+    a.w = w[0];
+    a.dst = dst_a;
+    CK(act::launch_rms_norm(na, stream));
+    launch<Dot, 0>(a, stream);
+    a.dst = dst_b;
+    launch<Dot, kFused>(a, stream);
+    CK(cudaStreamSynchronize(stream));
+    std::vector<float> ra(static_cast<size_t>(out)), rb(static_cast<size_t>(out));
+    CK(cudaMemcpy(ra.data(), dst_a, out * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(rb.data(), dst_b, out * 4, cudaMemcpyDeviceToHost));
+    double scale = 0, worst = 0;
+    for (float v : ra) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+    for (int64_t r = 0; r < out; ++r) worst = std::max(worst, std::fabs(static_cast<double>(ra[r]) - rb[r]));
+    a.dst = dst_b;
+    launch<Dot, kFused | kLateScale>(a, stream);
+    CK(cudaStreamSynchronize(stream));
+    CK(cudaMemcpy(rb.data(), dst_b, out * 4, cudaMemcpyDeviceToHost));
+    double worst_late = 0;
+    for (int64_t r = 0; r < out; ++r) worst_late = std::max(worst_late, std::fabs(static_cast<double>(ra[r]) - rb[r]));
+    std::printf("%-7s %-14s %5lld x %-6lld %6.1f MB | against norm+gemv, max |diff|: fused %.3g, late scale %.3g (max |y| %.3g)\n",
+                fmt, shape.what, static_cast<long long>(in), static_cast<long long>(out), w_bytes / 1e6, worst, worst_late,
+                scale);
+
+    constexpr int kLinks = 32;
+    auto time_chain = [&](int kind) {  // 0 gemv, 1 norm+gemv, 2 fused, 3 norm alone
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+        for (int i = 0; i < kLinks; ++i) {
+            Args l = base;
+            l.w = w[static_cast<size_t>(i % copies)];
+            l.dst = y;
+            if (kind == 1 || kind == 3) CK(act::launch_rms_norm(na, stream));
+            if (kind == 0 || kind == 1) launch<Dot, 0>(l, stream);
+            if (kind == 2) launch<Dot, kFused>(l, stream);
+            if (kind == 4) launch<Dot, kFused | kPrefetchTask>(l, stream);
+            if (kind == 5) launch<Dot, kFused | kLateScale>(l, stream);
+            if (kind == 6) launch<Dot, kFused | kLateScale | kPrefetchTask>(l, stream);
+            if (kind == 7) {
+                CK(act::launch_rms_norm(na, stream));
+                launch<Dot, kPrefetchTask>(l, stream);
+            }
+        }
+        CK(cudaStreamEndCapture(stream, &graph));
+        CK(cudaGraphInstantiate(&exec, graph, 0));
+        cudaEvent_t e0, e1;
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        CK(cudaGraphLaunch(exec, stream));
+        double best = 1e30;
+        for (int r = 0; r < 7; ++r) {
+            CK(cudaEventRecord(e0, stream));
+            CK(cudaGraphLaunch(exec, stream));
+            CK(cudaEventRecord(e1, stream));
+            CK(cudaEventSynchronize(e1));
+            float ms = 0;
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            best = std::min(best, 1000.0 * ms / kLinks);
+        }
+        CK(cudaEventDestroy(e0));
+        CK(cudaEventDestroy(e1));
+        CK(cudaGraphExecDestroy(exec));
+        CK(cudaGraphDestroy(graph));
+        return best;
+    };
+    const double t_gemv = time_chain(0), t_pair = time_chain(1), t_fused = time_chain(2), t_norm = time_chain(3);
+    const double t_fpf = time_chain(4), t_late = time_chain(5), t_late_pf = time_chain(6), t_pair_pf = time_chain(7);
+    std::printf("        us a link: gemv %.2f | norm+gemv %.2f | fused %.2f | norm alone %.2f  ->  the norm costs %.2f in the "
+                "chain, the prologue %.2f; fusing saves %.2f us (%.1f %%)\n",
+                t_gemv, t_pair, t_fused, t_norm, t_pair - t_gemv, t_fused - t_gemv, t_pair - t_fused,
+                100.0 * (t_pair - t_fused) / t_pair);
+    std::printf("        us a link: fused + first task to L2 %.2f | fused, late scale %.2f | fused, late scale + first task "
+                "%.2f | norm + gemv with the first task to L2 %.2f\n",
+                t_fpf, t_late, t_late_pf, t_pair_pf);
+    for (auto* ptr : w) CK(cudaFree(ptr));
+    for (void* ptr : {static_cast<void*>(x), static_cast<void*>(nw), static_cast<void*>(normed), static_cast<void*>(act),
+                      static_cast<void*>(y), static_cast<void*>(dst_a), static_cast<void*>(dst_b)})
+        CK(cudaFree(ptr));
+}
+
+}  // namespace
+
+int main() {
+    cudaStream_t stream;
+    CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    cudaDeviceProp prop{};
+    CK(cudaGetDeviceProperties(&prop, 0));
+    std::printf("%s, %d SMs\n", prop.name, prop.multiProcessorCount);
+    // The 27B's norm-fed GEMVs: ffn_gate + ffn_up (IQ4_XS, as one 34816-row matrix), the GDN list's
+    // big part (Q5_K attn_qkv + attn_gate, 16384 rows), ssm_out after the gated norm (Q6_K, K = 6144).
+    run<IQ4_XSDot>("iq4_xs", {0}, {"ffn_gate+up", 5120, 34816}, stream);
+    run<Q5_KDot>("q5_k", {0, 2}, {"qkv+gate", 5120, 16384}, stream);
+    run<Q6_KDot>("q6_k", {208}, {"ssm_out", 6144, 5120}, stream);
+    return 0;
+}
