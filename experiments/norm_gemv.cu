@@ -21,7 +21,7 @@
 //   nvcc -O3 -std=c++20 -arch=sm_90 -DDENSE_CUDA_TARGET_CC=90 -Iplugins/cuda-common/src \
 //        -Ibuild/plugins/generated experiments/norm_gemv.cu plugins/cuda-common/src/kernels/launch_chain.cu \
 //        plugins/cuda-common/src/kernels/ops_norm.cu -o experiments/norm_gemv
-// Run: experiments/norm_gemv      prints us per chain link for each shape.
+// Run: experiments/norm_gemv [iq4_xs q5_k q6_k q6_k_wide]      prints us per chain link for each shape.
 #include "kernels/act_common.cuh"
 #include "kernels/act_launchers.hpp"
 #include "kernels/act_step_math.cuh"
@@ -101,6 +101,43 @@ __device__ __forceinline__ void load_act_pair_generic(const ActView& act, int64_
     a.s[0] = s.x;
     a.s[1] = s.y;
 }
+
+// Q6_K's unit as it was before session 28: ql and qh by 32-bit loads and funnel shifts (ld_words<2>).
+// The pack's Q6_KDot now reads them with 8-byte loads (gemv_common.cuh, ld_words_by8): the same words,
+// so the two must agree bit for bit.
+struct Q6_KNarrowDot : Q6_KDot {
+    template <int A>
+    DENSE_DECODE_FN static void unit(const uint8_t* step, int u, const ActUnit& a, const IqTables&, float (&term)[2]) {
+        const int h = u >> 1;
+        uint32_t ql[16], qh[8];
+        ld_words<sub_align(A, 64)>(step + 64 * h, ql);
+        ld_words<sub_align(A, 128)>(step + 128 + 32 * h, qh);
+        const uint32_t scales = ld_u32<sub_align(A, 4)>(step + 192 + 4 * u);
+        const float d = half_to_float(ld_u32<sub_align(A, 206)>(step + 206) >> 16);
+        const uint32_t nib_shift = 4u * static_cast<uint32_t>(u & 1);
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+            const uint32_t hshift = 2u * static_cast<uint32_t>(2 * (u & 1) + k);
+            uint32_t q[8];
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+                q[i] = ((ql[8 * k + i] >> nib_shift) & 0x0F0F0F0Fu) | (((qh[i] >> hshift) & 0x03030303u) << 4);
+            int32_t s0, s1;
+            dot16x2(q, &a.q[8 * k], s0, s1);
+            int32_t a0 = 0, a1 = 0;
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                a0 = sum4(a.q[8 * k + i], a0);
+                a1 = sum4(a.q[8 * k + 4 + i], a1);
+            }
+            s0 -= 32 * a0;
+            s1 -= 32 * a1;
+            const auto sc0 = static_cast<int32_t>(static_cast<int8_t>(byte_of(scales, 2 * k)));
+            const auto sc1 = static_cast<int32_t>(static_cast<int8_t>(byte_of(scales, 2 * k + 1)));
+            term[k] = mul(mul(d, a.d[k]), to_f(sc0 * s0 + sc1 * s1));
+        }
+    }
+};
 
 // MODE: kFused (the norm in the prologue), kPrefetchTask (before the wait, ask L2 for the warp's
 // whole first task, not two steps of a row), kLateScale (the prologue quantizes x * w without the
@@ -368,9 +405,105 @@ void run(const char* fmt, std::vector<int> f16_offsets, const Shape& shape, cuda
         CK(cudaFree(ptr));
 }
 
+// Q6_KNarrowDot (32-bit loads) against the pack's Q6_KDot (8-byte loads): the same GEMV chain (no
+// norm), bit for bit, and its time.
+void compare_q6_k_wide(const Shape& shape, cudaStream_t stream) {
+    const int64_t in = shape.in, out = shape.out;
+    const int64_t row_bytes = in / 256 * 210, w_bytes = row_bytes * out;
+    const int copies = static_cast<int>(std::max<int64_t>(2, (256ll << 20) / w_bytes + 1));
+    std::mt19937_64 rng(7 + in + out);
+    std::vector<uint8_t> host(static_cast<size_t>(w_bytes));
+    for (auto& b : host) b = static_cast<uint8_t>(rng());
+    std::uniform_real_distribution<float> sc(0.0005f, 0.004f);
+    for (int64_t b = 0; b < w_bytes / 210; ++b) {
+        const uint16_t h = __half_as_ushort(__float2half(sc(rng)));
+        std::memcpy(&host[static_cast<size_t>(b * 210 + 208)], &h, 2);
+    }
+    std::vector<uint8_t*> w(static_cast<size_t>(copies));
+    for (auto& ptr : w) {
+        CK(cudaMalloc(&ptr, static_cast<size_t>(w_bytes + 256)));
+        CK(cudaMemcpy(ptr, host.data(), static_cast<size_t>(w_bytes), cudaMemcpyHostToDevice));
+    }
+    std::vector<uint8_t> acth(static_cast<size_t>(in + in / 4));
+    for (int64_t i = 0; i < in; ++i) acth[static_cast<size_t>(i)] = static_cast<uint8_t>(rng() % 255);
+    for (int64_t b = 0; b < in / 16; ++b) {  // d then s: small positive floats
+        const float v = sc(rng) * 4;
+        std::memcpy(&acth[static_cast<size_t>(in + 4 * b)], &v, 4);
+    }
+    uint8_t* act;
+    float *ya, *yb;
+    CK(cudaMalloc(&act, acth.size()));
+    CK(cudaMalloc(&ya, out * 4));
+    CK(cudaMalloc(&yb, out * 4));
+    CK(cudaMemcpy(act, acth.data(), acth.size(), cudaMemcpyHostToDevice));
+    Args p{};
+    p.rows = out;
+    p.row_bytes = row_bytes;
+    p.steps = static_cast<int>(in / 256);
+    p.tasks = (out + kRows - 1) / kRows;
+    p.act = {reinterpret_cast<const int8_t*>(act), reinterpret_cast<const float*>(act + in),
+             reinterpret_cast<const float*>(act + in + in / 8)};
+    p.w = w[0];
+    p.dst = ya;
+    launch<Q6_KNarrowDot, 0>(p, stream);
+    p.dst = yb;
+    launch<Q6_KDot, 0>(p, stream);
+    CK(cudaStreamSynchronize(stream));
+    std::vector<float> ra(static_cast<size_t>(out)), rb(static_cast<size_t>(out));
+    CK(cudaMemcpy(ra.data(), ya, out * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(rb.data(), yb, out * 4, cudaMemcpyDeviceToHost));
+    const bool same = std::memcmp(ra.data(), rb.data(), static_cast<size_t>(out) * 4) == 0;
+    auto chain = [&](bool wide) {
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+        for (int i = 0; i < 32; ++i) {
+            Args l = p;
+            l.w = w[static_cast<size_t>(i % copies)];
+            if (wide) launch<Q6_KDot, 0>(l, stream);
+            else launch<Q6_KNarrowDot, 0>(l, stream);
+        }
+        CK(cudaStreamEndCapture(stream, &graph));
+        CK(cudaGraphInstantiate(&exec, graph, 0));
+        cudaEvent_t e0, e1;
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        CK(cudaGraphLaunch(exec, stream));
+        double best = 1e30;
+        for (int r = 0; r < 7; ++r) {
+            CK(cudaEventRecord(e0, stream));
+            CK(cudaGraphLaunch(exec, stream));
+            CK(cudaEventRecord(e1, stream));
+            CK(cudaEventSynchronize(e1));
+            float ms = 0;
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            best = std::min(best, 1000.0 * ms / 32);
+        }
+        CK(cudaGraphExecDestroy(exec));
+        CK(cudaGraphDestroy(graph));
+        return best;
+    };
+    const double t_old = chain(false), t_wide = chain(true), t_old2 = chain(false), t_wide2 = chain(true);
+    std::printf("q6_k %-8s %5lld x %-6lld %6.1f MB | 8-byte loads bit for bit: %s | us a GEMV: 32-bit loads %.2f / %.2f, "
+                "8-byte loads %.2f / %.2f (%.0f / %.0f GB/s)\n",
+                shape.what, static_cast<long long>(in), static_cast<long long>(out), w_bytes / 1e6, same ? "yes" : "NO",
+                t_old, t_old2, t_wide, t_wide2, w_bytes / 1e3 / std::min(t_old, t_old2), w_bytes / 1e3 / std::min(t_wide, t_wide2));
+    for (auto* ptr : w) CK(cudaFree(ptr));
+    CK(cudaFree(act));
+    CK(cudaFree(ya));
+    CK(cudaFree(yb));
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    // Formats to run (iq4_xs q5_k q6_k; default all): e.g. one format under a profiler.
+    auto wanted = [&](const char* f) {
+        if (argc < 2) return true;
+        for (int i = 1; i < argc; ++i)
+            if (std::strcmp(argv[i], f) == 0) return true;
+        return false;
+    };
     cudaStream_t stream;
     CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     cudaDeviceProp prop{};
@@ -378,8 +511,13 @@ int main() {
     std::printf("%s, %d SMs\n", prop.name, prop.multiProcessorCount);
     // The 27B's norm-fed GEMVs: ffn_gate + ffn_up (IQ4_XS, as one 34816-row matrix), the GDN list's
     // big part (Q5_K attn_qkv + attn_gate, 16384 rows), ssm_out after the gated norm (Q6_K, K = 6144).
-    run<IQ4_XSDot>("iq4_xs", {0}, {"ffn_gate+up", 5120, 34816}, stream);
-    run<Q5_KDot>("q5_k", {0, 2}, {"qkv+gate", 5120, 16384}, stream);
-    run<Q6_KDot>("q6_k", {208}, {"ssm_out", 6144, 5120}, stream);
+    if (wanted("iq4_xs")) run<IQ4_XSDot>("iq4_xs", {0}, {"ffn_gate+up", 5120, 34816}, stream);
+    if (wanted("q5_k")) run<Q5_KDot>("q5_k", {0, 2}, {"qkv+gate", 5120, 16384}, stream);
+    if (wanted("q6_k")) run<Q6_KDot>("q6_k", {208}, {"ssm_out", 6144, 5120}, stream);
+    if (wanted("q6_k_wide")) {
+        compare_q6_k_wide({"ssm_out", 6144, 5120}, stream);
+        compare_q6_k_wide({"output", 5120, 32768}, stream);   // the LM head's K (rows only 8-byte aligned)
+        compare_q6_k_wide({"ffn", 17408, 5120}, stream);
+    }
     return 0;
 }

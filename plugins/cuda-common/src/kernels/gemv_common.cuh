@@ -212,6 +212,39 @@ DENSE_DECODE_FN void ld_words(const uint8_t* p, uint32_t (&out)[N]) {
     }
 }
 
+// N consecutive words starting at a 2-byte-aligned p, read as 8-byte loads: the N / 2 + 1 aligned
+// 8-byte words from p rounded down to 8 (up to 6 bytes before p, and never more than 8 bytes past the
+// last word: callers keep that room, as Q6_K's fields inside their block do), then per output word a
+// select of the word pair (p & 4) and a funnel shift by (p & 3) bytes. Half the load instructions of
+// ld_words<2> for 2N more integer operations. Why: the streamed Q6_K GEMV stalled on its 29 32-bit
+// loads per unit (ncu on an H100, session 28: long scoreboard 7.6 and lg_throttle 3.1 stalls per
+// issue); with this for ql and qh it ran 9-11 % faster at the 27B's Q6_K shapes, bit for bit the same
+// (experiments/norm_gemv.cu, docs/perf-notes.md). p may point into shared memory (the ring kernel).
+template <int N>
+DENSE_DECODE_FN void ld_words_by8(const uint8_t* p, uint32_t (&out)[N]) {
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+    const uint8_t* base = p - (addr & 7u);
+    const bool skip = (addr & 4u) != 0;
+    const uint32_t sh = static_cast<uint32_t>(addr & 3u) * 8u;
+    constexpr int kPairs = N / 2 + 1;
+    uint32_t w[2 * kPairs];
+    DENSE_DECODE_UNROLL
+    for (int j = 0; j < kPairs; ++j) {
+#if defined(__CUDA_ARCH__)
+        const uint2 v = reinterpret_cast<const uint2*>(base)[j];
+        w[2 * j] = v.x;
+        w[2 * j + 1] = v.y;
+#else
+        std::memcpy(&w[2 * j], base + 8 * j, 8);  // x86-64 is little-endian
+#endif
+    }
+    uint32_t v[N + 1];
+    DENSE_DECODE_UNROLL
+    for (int j = 0; j <= N; ++j) v[j] = skip ? w[j + 1] : w[j];
+    DENSE_DECODE_UNROLL
+    for (int i = 0; i < N; ++i) out[i] = funnel_r(v[i], v[i + 1], sh);
+}
+
 template <int A>
 DENSE_DECODE_FN uint32_t ld_u32(const uint8_t* p) {
     uint32_t w[1];

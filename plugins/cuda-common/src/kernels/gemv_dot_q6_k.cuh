@@ -23,8 +23,18 @@ struct Q6_KDot {
     DENSE_DECODE_FN static void unit(const uint8_t* step, int u, const ActUnit& a, const IqTables&, float (&term)[2]) {
         const int h = u >> 1;
         uint32_t ql[16], qh[8];
-        ld_words<sub_align(A, 64)>(step + 64 * h, ql);
-        ld_words<sub_align(A, 128)>(step + 128 + 32 * h, qh);
+#if !DENSE_GEMV_PURE_ASM
+        if constexpr (A < 8) {
+            // 8-byte loads (gemv_common.cuh, ld_words_by8): the reads stay inside the block (ql up to
+            // byte 136, qh up to 200 of 210). The GEMM keeps ld_words: the same words.
+            ld_words_by8(step + 64 * h, ql);
+            ld_words_by8(step + 128 + 32 * h, qh);
+        } else
+#endif
+        {
+            ld_words<sub_align(A, 64)>(step + 64 * h, ql);
+            ld_words<sub_align(A, 128)>(step + 128 + 32 * h, qh);
+        }
         const uint32_t scales = ld_u32<sub_align(A, 4)>(step + 192 + 4 * u);  // int8 scales 4u..4u+3
         // d is bytes 208..209, the high half of the word at 206 (no read past the block where the
         // step is 4-byte aligned; at A = 2 the funnel-shift load of a block that starts at 2 mod 4
