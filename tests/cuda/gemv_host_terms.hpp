@@ -64,7 +64,8 @@ void step_terms(const uint8_t* step_bytes, const g::ActView& act, int64_t step, 
 
 // Weight rows in a buffer with room before and after, starting `offset` bytes past a 16-byte
 // boundary. As in the kernel's staging slots (sized for whole steps plus padding): the funnel-shift
-// loads read up to 3 bytes outside the data, and in a partial last step (Q8_0 / IQ4_NL rows that
+// loads read up to 3 bytes outside the data (Q6_K's 8-byte ones, ld_words_by8, up to 6 bytes before
+// a field, inside its block after it), and in a partial last step (Q8_0 / IQ4_NL rows that
 // are not a multiple of 256) the units of absent blocks read a whole step's worth past the row.
 struct PlacedRows {
     std::vector<uint8_t> storage;
