@@ -260,6 +260,37 @@ void launch(const Args& p, cudaStream_t stream) {
     CK(launch_chained(stream_gemv<Dot, MODE>, static_cast<unsigned>(blocks), 256, 0, stream, p));
 }
 
+// µs per link of `links` links that enqueue(i) captures into one graph: the best of 7 replays after
+// one untimed replay. (The second Q6_K chain below leaked its events; both now go through this.)
+template <class Enqueue>
+double time_graph(cudaStream_t stream, int links, Enqueue&& enqueue) {
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < links; ++i) enqueue(i);
+    CK(cudaStreamEndCapture(stream, &graph));
+    CK(cudaGraphInstantiate(&exec, graph, 0));
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    CK(cudaGraphLaunch(exec, stream));
+    double best = 1e30;
+    for (int r = 0; r < 7; ++r) {
+        CK(cudaEventRecord(e0, stream));
+        CK(cudaGraphLaunch(exec, stream));
+        CK(cudaEventRecord(e1, stream));
+        CK(cudaEventSynchronize(e1));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        best = std::min(best, 1000.0 * ms / links);
+    }
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    CK(cudaGraphExecDestroy(exec));
+    CK(cudaGraphDestroy(graph));
+    return best;
+}
+
 struct Shape {
     const char* what;
     int64_t in, out;
@@ -349,11 +380,8 @@ void run(const char* fmt, std::vector<int> f16_offsets, const Shape& shape, cuda
                 scale);
 
     constexpr int kLinks = 32;
-    auto time_chain = [&](int kind) {  // 0 gemv, 1 norm+gemv, 2 fused, 3 norm alone
-        cudaGraph_t graph;
-        cudaGraphExec_t exec;
-        CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-        for (int i = 0; i < kLinks; ++i) {
+    auto time_chain = [&](int kind) {  // 0 gemv, 1 norm+gemv, 2 fused, 3 norm alone, 4-7 the variants below
+        return time_graph(stream, kLinks, [&](int i) {
             Args l = base;
             l.w = w[static_cast<size_t>(i % copies)];
             l.dst = y;
@@ -367,28 +395,7 @@ void run(const char* fmt, std::vector<int> f16_offsets, const Shape& shape, cuda
                 CK(act::launch_rms_norm(na, stream));
                 launch<Dot, kPrefetchTask>(l, stream);
             }
-        }
-        CK(cudaStreamEndCapture(stream, &graph));
-        CK(cudaGraphInstantiate(&exec, graph, 0));
-        cudaEvent_t e0, e1;
-        CK(cudaEventCreate(&e0));
-        CK(cudaEventCreate(&e1));
-        CK(cudaGraphLaunch(exec, stream));
-        double best = 1e30;
-        for (int r = 0; r < 7; ++r) {
-            CK(cudaEventRecord(e0, stream));
-            CK(cudaGraphLaunch(exec, stream));
-            CK(cudaEventRecord(e1, stream));
-            CK(cudaEventSynchronize(e1));
-            float ms = 0;
-            CK(cudaEventElapsedTime(&ms, e0, e1));
-            best = std::min(best, 1000.0 * ms / kLinks);
-        }
-        CK(cudaEventDestroy(e0));
-        CK(cudaEventDestroy(e1));
-        CK(cudaGraphExecDestroy(exec));
-        CK(cudaGraphDestroy(graph));
-        return best;
+        });
     };
     const double t_gemv = time_chain(0), t_pair = time_chain(1), t_fused = time_chain(2), t_norm = time_chain(3);
     const double t_fpf = time_chain(4), t_late = time_chain(5), t_late_pf = time_chain(6), t_pair_pf = time_chain(7);
@@ -454,34 +461,12 @@ void compare_q6_k_wide(const Shape& shape, cudaStream_t stream) {
     CK(cudaMemcpy(rb.data(), yb, out * 4, cudaMemcpyDeviceToHost));
     const bool same = std::memcmp(ra.data(), rb.data(), static_cast<size_t>(out) * 4) == 0;
     auto chain = [&](bool wide) {
-        cudaGraph_t graph;
-        cudaGraphExec_t exec;
-        CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-        for (int i = 0; i < 32; ++i) {
+        return time_graph(stream, 32, [&](int i) {
             Args l = p;
             l.w = w[static_cast<size_t>(i % copies)];
             if (wide) launch<Q6_KDot, 0>(l, stream);
             else launch<Q6_KNarrowDot, 0>(l, stream);
-        }
-        CK(cudaStreamEndCapture(stream, &graph));
-        CK(cudaGraphInstantiate(&exec, graph, 0));
-        cudaEvent_t e0, e1;
-        CK(cudaEventCreate(&e0));
-        CK(cudaEventCreate(&e1));
-        CK(cudaGraphLaunch(exec, stream));
-        double best = 1e30;
-        for (int r = 0; r < 7; ++r) {
-            CK(cudaEventRecord(e0, stream));
-            CK(cudaGraphLaunch(exec, stream));
-            CK(cudaEventRecord(e1, stream));
-            CK(cudaEventSynchronize(e1));
-            float ms = 0;
-            CK(cudaEventElapsedTime(&ms, e0, e1));
-            best = std::min(best, 1000.0 * ms / 32);
-        }
-        CK(cudaGraphExecDestroy(exec));
-        CK(cudaGraphDestroy(graph));
-        return best;
+        });
     };
     const double t_old = chain(false), t_wide = chain(true), t_old2 = chain(false), t_wide2 = chain(true);
     std::printf("q6_k %-8s %5lld x %-6lld %6.1f MB | 8-byte loads bit for bit: %s | us a GEMV: 32-bit loads %.2f / %.2f, "
