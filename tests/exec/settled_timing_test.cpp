@@ -46,5 +46,24 @@ TEST(SettledBest, OneSlowOutlierDoesNotRaiseTheBest) {
     EXPECT_DOUBLE_EQ(best.best_ms(), 5.0);
 }
 
+TEST(SettledBest, SettledBestMsRunsRoundsUntilTheyStopImproving) {
+    const double rounds[] = {40.0, 20.0, 10.0, 10.1, 1.0};  // the last is never asked for
+    int asked = 0;
+    EXPECT_DOUBLE_EQ(exec::settled_best_ms([&] { return rounds[asked++]; }), 10.0);
+    EXPECT_EQ(asked, 4);
+}
+
+TEST(SettledBest, SettledBestMsStopsAtARoundThatCannotBeTimed) {
+    int asked = 0;
+    EXPECT_DOUBLE_EQ(exec::settled_best_ms([&] { return ++asked == 1 ? 5.0 : 0.0; }), 5.0);
+    EXPECT_EQ(asked, 2);
+    asked = 0;
+    EXPECT_DOUBLE_EQ(exec::settled_best_ms([&] {
+                        ++asked;
+                        return 0.0;
+                    }), 0.0);
+    EXPECT_EQ(asked, 1);
+}
+
 }  // namespace
 }  // namespace dense::test

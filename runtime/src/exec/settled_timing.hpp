@@ -42,4 +42,16 @@ private:
     int rounds_ = 0;
 };
 
+// Runs round() (one round's best time in ms) until the rounds settle, and returns the best. A round
+// of 0 ms or less means the time cannot be measured: that round ends it, uncounted (0 when it is the
+// first).
+template <class Round>
+double settled_best_ms(Round&& round, SettleRule rule = {}) {
+    SettledBest best(rule);
+    for (;;) {
+        const double ms = round();
+        if (ms <= 0 || best.add(ms)) return best.best_ms();
+    }
+}
+
 }  // namespace dense::exec

@@ -113,18 +113,16 @@ double cpu_rate(CpuWorkers& workers, const packs::PackManager& packs, const Prob
     probe.impl = gemv->impl;
 
     // One run a round, until a round no longer beats the best before it (settled_timing.hpp).
-    SettledBest best;
-    bool settled = false;
-    while (!settled) {
+    const double best_ms = settled_best_ms([&] {
         probe.finished.store(0);
         const auto from = std::chrono::steady_clock::now();
         workers.submit(&CpuProbe::run, &probe, probe.chunks.size());
         while (probe.finished.load(std::memory_order_acquire) < probe.chunks.size()) cpu_relax();
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - from).count();
         if (probe.failed.load() != DENSE_OK) check(static_cast<dense_status>(probe.failed.load()), "the CPU GEMV probe");
-        settled = best.add(ms);
-    }
-    return best.best_ms() > 0 ? static_cast<double>(row) * static_cast<double>(rows) / (best.best_ms() * 1e6) : 0;
+        return ms;
+    });
+    return best_ms > 0 ? static_cast<double>(row) * static_cast<double>(rows) / (best_ms * 1e6) : 0;
 }
 
 // Rounds of kRepeats timed runs of `enqueue` on the device's stream, until a round's best no longer
@@ -132,10 +130,9 @@ double cpu_rate(CpuWorkers& workers, const packs::PackManager& packs, const Prob
 template <class F>
 double best_device_ms(DeviceMemory& memory, F&& enqueue) {
     void* marks = memory.create_marks(2 * kRepeats);
-    SettledBest best;
+    double best = 0;
     try {
-        bool settled = false;
-        while (!settled) {
+        best = settled_best_ms([&] {
             for (int r = 0; r < kRepeats; ++r) {
                 memory.record_mark(marks, static_cast<uint32_t>(2 * r));
                 enqueue();
@@ -147,14 +144,14 @@ double best_device_ms(DeviceMemory& memory, F&& enqueue) {
                 const double ms = memory.elapsed_ms(marks, static_cast<uint32_t>(2 * r), static_cast<uint32_t>(2 * r + 1));
                 round = r == 0 ? ms : std::min(round, ms);
             }
-            settled = round <= 0 || best.add(round);
-        }
+            return round;
+        });
     } catch (...) {
         memory.destroy_marks(marks);
         throw;
     }
     memory.destroy_marks(marks);
-    return best.best_ms();
+    return best;
 }
 
 // Keeps the device busy with every probe, back to back, for at least kWarmUpMs of wall time, so
