@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -35,6 +36,52 @@ TEST(Sampler, GreedyPicksArgmaxLowestIdOnTies) {
     EXPECT_EQ(s.sample(logits, {}), 1);
     const auto big = random_logits(11, 5000);
     EXPECT_EQ(s.sample(big, {}), static_cast<int32_t>(std::max_element(big.begin(), big.end()) - big.begin()));
+}
+
+// Logits drawn from a few values (many ties), with -inf and (where asked) NaN mixed in, at lengths
+// around the scans' blocks of 16.
+std::vector<float> tie_heavy_logits(std::mt19937_64& rng, bool with_nan) {
+    const size_t n = 1 + rng() % 100;
+    std::vector<float> v(n);
+    for (float& x : v) {
+        const auto k = rng() % 10;
+        x = k == 0 ? -std::numeric_limits<float>::infinity()
+            : (k == 1 && with_nan) ? std::numeric_limits<float>::quiet_NaN()
+                                   : static_cast<float>(rng() % 4);
+    }
+    return v;
+}
+
+TEST(Sampler, GreedyTokenIsMaxElementWithTiesInfAndNaN) {
+    std::mt19937_64 rng(31);
+    for (int t = 0; t < 20000; ++t) {
+        const auto v = tie_heavy_logits(rng, true);
+        ASSERT_EQ(greedy_token(v), static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin())) << "case " << t;
+    }
+    for (uint64_t seed = 0; seed < 5; ++seed) {
+        auto v = random_logits(40 + seed, 248320);
+        v[248320 - 1 - seed] = 100.0f;  // the maximum in the tail, after the last whole block
+        EXPECT_EQ(greedy_token(v), static_cast<int32_t>(248320 - 1 - seed));
+        v[5 + seed] = 100.0f;  // an equal one earlier wins
+        EXPECT_EQ(greedy_token(v), static_cast<int32_t>(5 + seed));
+    }
+}
+
+TEST(Sampler, TopKCandidatesAreThePrefixOfTheFullOrder) {
+    std::mt19937_64 rng(32);
+    for (int t = 0; t < 5000; ++t) {
+        const auto v = tie_heavy_logits(rng, false);
+        const auto all = sorted_candidates(v, 0);  // every logit but -inf, best first (ties: lower id)
+        for (const int32_t k : {1, 2, 3, 16, 40, static_cast<int32_t>(v.size()) - 1, static_cast<int32_t>(v.size())}) {
+            if (k <= 0) continue;
+            const auto got = sorted_candidates(v, k);
+            ASSERT_EQ(got.size(), std::min<size_t>(static_cast<size_t>(k), all.size())) << "case " << t << " k " << k;
+            for (size_t i = 0; i < got.size(); ++i) {
+                ASSERT_EQ(got[i].id, all[i].id) << "case " << t << " k " << k << " rank " << i;
+                ASSERT_EQ(got[i].logit, all[i].logit);
+            }
+        }
+    }
 }
 
 TEST(Sampler, SameSeedSameChoicesDifferentSeedDiffers) {
@@ -194,8 +241,20 @@ TEST(Sampler, Errors) {
         EXPECT_EQ(e.kind(), ErrorKind::Numeric);
         EXPECT_NE(std::string(e.what()).find("token 1"), std::string::npos) << e.what();
     }
+    // The same inside the blocked scans (sampler.cpp scans 16 logits at a time): a NaN deep in a
+    // vocabulary-sized vector is named by its id; all -inf is an error at any length.
+    auto big = random_logits(21, 5000);
+    big[1234] = std::numeric_limits<float>::quiet_NaN();
+    try {
+        (void)s.sample(big, {});
+        ADD_FAILURE() << "no error for a NaN logit at 1234";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Numeric);
+        EXPECT_NE(std::string(e.what()).find("token 1234 "), std::string::npos) << e.what();
+    }
     const float ninf = -std::numeric_limits<float>::infinity();
     EXPECT_THROW((void)s.sample(std::vector<float>{ninf, ninf}, {}), Error);
+    EXPECT_THROW((void)s.sample(std::vector<float>(5000, ninf), {}), Error);
     EXPECT_THROW((void)s.sample(std::vector<float>{}, {}), Error);
     cfg.repeat_penalty = 1.3f;
     Sampler p(cfg);

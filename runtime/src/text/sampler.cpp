@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <unordered_map>
@@ -16,16 +17,110 @@ bool higher(const Candidate& a, const Candidate& b) noexcept {
     return a.logit != b.logit ? a.logit > b.logit : a.id < b.id;
 }
 
+constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+
+// The scans over a whole vocabulary (248,320 logits for qwen35, once per generated token) run in
+// blocks of kLanes logits with one accumulator per lane, which the compiler keeps in vector
+// registers. Why: std::max_element's single running maximum is one dependency chain through a load
+// and a compare per logit; over 248,320 logits it took 1.2-1.9 ms on the 2-core build machine, the
+// blocked passes 0.05-0.14 ms (session 29), against a decode step of ~9 ms on an H100.
+constexpr size_t kLanes = 16;
+
+// The largest logit that is not NaN (-inf if there is none).
+float largest_logit(std::span<const float> x) {
+    float lane[kLanes];
+    std::fill(lane, lane + kLanes, kMinusInf);
+    size_t i = 0;
+    for (; i + kLanes <= x.size(); i += kLanes)
+        for (size_t j = 0; j < kLanes; ++j) lane[j] = x[i + j] > lane[j] ? x[i + j] : lane[j];
+    float best = kMinusInf;
+    for (const float v : lane) best = v > best ? v : best;
+    for (; i < x.size(); ++i) best = x[i] > best ? x[i] : best;
+    return best;
+}
+
+// The first index of the largest logit, NaN never chosen (-inf if there is nothing else: index 0's
+// lane then holds it), in one blocked pass: each lane keeps its maximum and the block where it first
+// reached it.
+size_t first_largest(std::span<const float> x) {
+    float lane[kLanes];
+    uint32_t at[kLanes];
+    for (size_t j = 0; j < kLanes; ++j) {
+        lane[j] = kMinusInf;
+        at[j] = 0;
+    }
+    size_t i = 0;
+    for (; i + kLanes <= x.size(); i += kLanes)
+        for (size_t j = 0; j < kLanes; ++j) {
+            const bool greater = x[i + j] > lane[j];
+            lane[j] = greater ? x[i + j] : lane[j];
+            at[j] = greater ? static_cast<uint32_t>(i) : at[j];
+        }
+    float best = kMinusInf;
+    for (const float v : lane) best = v > best ? v : best;
+    size_t first = x.size();
+    for (size_t j = 0; j < kLanes; ++j)
+        if (lane[j] == best) first = std::min<size_t>(first, at[j] + j);
+    for (; i < x.size(); ++i)  // the tail comes after every block: it wins only by being larger
+        if (x[i] > best) {
+            best = x[i];
+            first = i;
+        }
+    return first < x.size() ? first : 0;
+}
+
+bool any_nan(std::span<const float> x) {
+    uint32_t lane[kLanes] = {};  // 32-bit flags: with bool lanes GCC 12 vectorized half as well
+    size_t i = 0;
+    for (; i + kLanes <= x.size(); i += kLanes)
+        for (size_t j = 0; j < kLanes; ++j) lane[j] |= x[i + j] != x[i + j] ? 1u : 0u;
+    uint32_t any = 0;
+    for (const uint32_t v : lane) any |= v;
+    for (; i < x.size(); ++i) any |= x[i] != x[i] ? 1u : 0u;
+    return any != 0;
+}
+
 void check_logits(std::span<const float> logits) {
     if (logits.empty()) throw Error(ErrorKind::Usage, "sampler: empty logits");
-    bool any_finite = false;
-    for (size_t i = 0; i < logits.size(); ++i) {
-        if (std::isnan(logits[i])) {
-            throw Error(ErrorKind::Numeric, "sampler: logit of token " + std::to_string(i) + " is NaN");
-        }
-        any_finite = any_finite || logits[i] != -std::numeric_limits<float>::infinity();
+    if (any_nan(logits)) {
+        size_t i = 0;
+        while (!std::isnan(logits[i])) ++i;
+        throw Error(ErrorKind::Numeric, "sampler: logit of token " + std::to_string(i) + " is NaN");
     }
-    if (!any_finite) throw Error(ErrorKind::Numeric, "sampler: every logit is -inf");
+    if (largest_logit(logits) == kMinusInf) throw Error(ErrorKind::Numeric, "sampler: every logit is -inf");
+}
+
+// The k best candidates (k > 0) in `higher` order, -inf and NaN logits left out: one pass with a heap
+// of the k best so far whose front is the worst of them. Ids come in increasing order, so a logit equal
+// to the front's never displaces it (the front ranks first on the tie), and a block whose maximum
+// does not beat the front is skipped whole: after the first few thousand logits almost every block.
+std::vector<Candidate> top_k_candidates(std::span<const float> logits, size_t k) {
+    std::vector<Candidate> heap;
+    heap.reserve(k);
+    const auto consider = [&](size_t i) {
+        const float v = logits[i];
+        if (!(v > kMinusInf)) return;  // -inf or NaN
+        if (heap.size() < k) {
+            heap.push_back({static_cast<int32_t>(i), v});
+            std::push_heap(heap.begin(), heap.end(), higher);
+        } else if (v > heap.front().logit) {
+            std::pop_heap(heap.begin(), heap.end(), higher);
+            heap.back() = {static_cast<int32_t>(i), v};
+            std::push_heap(heap.begin(), heap.end(), higher);
+        }
+    };
+    size_t i = 0;
+    for (; i + kLanes <= logits.size(); i += kLanes) {
+        if (heap.size() == k) {
+            float lane_max = kMinusInf;
+            for (size_t j = 0; j < kLanes; ++j) lane_max = logits[i + j] > lane_max ? logits[i + j] : lane_max;
+            if (!(lane_max > heap.front().logit)) continue;
+        }
+        for (size_t j = 0; j < kLanes; ++j) consider(i + j);
+    }
+    for (; i < logits.size(); ++i) consider(i);
+    std::sort(heap.begin(), heap.end(), higher);
+    return heap;
 }
 
 void check_config(const SamplerConfig& c) {
@@ -42,9 +137,13 @@ void check_config(const SamplerConfig& c) {
 
 }  // namespace
 
-void apply_penalties(std::vector<float>& logits, std::span<const int32_t> history, const SamplerConfig& config) {
+bool penalties_apply(std::span<const int32_t> history, const SamplerConfig& config) {
     const bool off = config.repeat_penalty == 1.0f && config.frequency_penalty == 0.0f && config.presence_penalty == 0.0f;
-    if (off || config.penalty_last_n == 0 || history.empty()) return;
+    return !off && config.penalty_last_n != 0 && !history.empty();
+}
+
+void apply_penalties(std::vector<float>& logits, std::span<const int32_t> history, const SamplerConfig& config) {
+    if (!penalties_apply(history, config)) return;
     const size_t window = config.penalty_last_n < 0 ? history.size()
                                                     : std::min(history.size(), static_cast<size_t>(config.penalty_last_n));
     std::unordered_map<int32_t, int32_t> counts;
@@ -63,23 +162,21 @@ void apply_penalties(std::vector<float>& logits, std::span<const int32_t> histor
 }
 
 int32_t greedy_token(std::span<const float> logits) {
-    // max_element returns the first of equal maxima: the lowest id.
-    return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    // What std::max_element gives: the first of equal maxima (the lowest id), NaN never chosen except
+    // as logit 0 (it compares false both ways, so nothing replaces it).
+    if (logits.empty() || std::isnan(logits[0])) return 0;
+    return static_cast<int32_t>(first_largest(logits));
 }
 
 std::vector<Candidate> sorted_candidates(std::span<const float> logits, int32_t top_k) {
+    if (top_k > 0 && static_cast<size_t>(top_k) < logits.size()) return top_k_candidates(logits, static_cast<size_t>(top_k));
+    // Every candidate, all sorted (top-k off, or k at least the vocabulary).
     std::vector<Candidate> c;
     c.reserve(logits.size());
     for (size_t i = 0; i < logits.size(); ++i) {
         if (logits[i] != -std::numeric_limits<float>::infinity()) c.push_back({static_cast<int32_t>(i), logits[i]});
     }
-    if (top_k > 0 && static_cast<size_t>(top_k) < c.size()) {
-        // Only the k best need an order: partial sort instead of sorting the whole vocabulary.
-        std::partial_sort(c.begin(), c.begin() + top_k, c.end(), higher);
-        c.resize(static_cast<size_t>(top_k));
-    } else {
-        std::sort(c.begin(), c.end(), higher);
-    }
+    std::sort(c.begin(), c.end(), higher);
     return c;
 }
 
@@ -130,8 +227,14 @@ void Sampler::reseed(uint64_t seed) {
 
 int32_t Sampler::sample(std::span<const float> logits_in, std::span<const int32_t> history) {
     check_logits(logits_in);
-    std::vector<float> logits(logits_in.begin(), logits_in.end());
-    apply_penalties(logits, history, config_);
+    // A penalized copy only where a penalty applies (a copy of 248,320 logits costs ~0.1 ms a token).
+    std::vector<float> penalized;
+    std::span<const float> logits = logits_in;
+    if (penalties_apply(history, config_)) {
+        penalized.assign(logits_in.begin(), logits_in.end());
+        apply_penalties(penalized, history, config_);
+        logits = penalized;
+    }
     if (config_.temperature <= 0.0f) return greedy_token(logits);
 
     std::vector<Candidate> c = sorted_candidates(logits, config_.top_k);

@@ -47,8 +47,12 @@ struct Candidate {
 
 // The steps, exposed for tests and for callers that build their own chain. Each keeps `c` sorted by
 // logit descending (ties: lower id first) once sorted; penalties work on a full logits vector.
+bool penalties_apply(std::span<const int32_t> history, const SamplerConfig& config);  // would change a logit
 void apply_penalties(std::vector<float>& logits, std::span<const int32_t> history, const SamplerConfig& config);
+// The first index of the largest logit (std::max_element's answer, in blocked passes: sampler.cpp).
 int32_t greedy_token(std::span<const float> logits);
+// Logits other than -inf as candidates, best first; top_k > 0 keeps the k best (NaN logits are left
+// out there; Sampler::sample rejects them before).
 std::vector<Candidate> sorted_candidates(std::span<const float> logits, int32_t top_k);  // top-k included
 void apply_top_p(std::vector<Candidate>& c, float top_p);
 void apply_min_p(std::vector<Candidate>& c, float min_p);

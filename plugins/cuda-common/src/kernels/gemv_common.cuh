@@ -212,20 +212,25 @@ DENSE_DECODE_FN void ld_words(const uint8_t* p, uint32_t (&out)[N]) {
     }
 }
 
-// N consecutive words starting at a 2-byte-aligned p, read as 8-byte loads: the N / 2 + 1 aligned
-// 8-byte words from p rounded down to 8 (up to 6 bytes before p, and never more than 8 bytes past the
-// last word: callers keep that room, as Q6_K's fields inside their block do), then per output word a
-// select of the word pair (p & 4) and a funnel shift by (p & 3) bytes. Half the load instructions of
-// ld_words<2> for 2N more integer operations. Why: the streamed Q6_K GEMV stalled on its 29 32-bit
-// loads per unit (ncu on an H100, session 28: long scoreboard 7.6 and lg_throttle 3.1 stalls per
-// issue); with this for ql and qh it ran 9-11 % faster at the 27B's Q6_K shapes, bit for bit the same
-// (experiments/norm_gemv.cu, docs/perf-notes.md). p may point into shared memory (the ring kernel).
-template <int N>
+// N consecutive words starting at a 2-byte-aligned p (A = 2) or a 4-byte-aligned one (A = 4), read as
+// 8-byte loads: the N / 2 + 1 aligned 8-byte words from p rounded down to 8 (up to 6 bytes before p,
+// and never more than 8 bytes past the last word: callers keep that room, as Q6_K's fields inside
+// their block do), then per output word a select of the word pair (p & 4) and, at A = 2, a funnel
+// shift by (p & 3) bytes. Half the load instructions of ld_words<2> / ld_words<4> for N or 2N more
+// integer operations. Why: the streamed Q6_K GEMV stalled on its 29 32-bit loads per unit (ncu on an
+// H100, session 28: long scoreboard 7.6 and lg_throttle 3.1 stalls per issue); with this for ql and
+// qh it ran 9-11 % faster at the 27B's Q6_K shapes, bit for bit the same (experiments/norm_gemv.cu,
+// docs/perf-notes.md). Q8_0's streamed GEMV stalled the same way (session 29: lg_throttle 6.4).
+// p may point into shared memory (the ring kernel).
+template <int A = 2, int N>
 DENSE_DECODE_FN void ld_words_by8(const uint8_t* p, uint32_t (&out)[N]) {
+    static_assert(A == 2 || A == 4, "ld_words_by8: p is 2- or 4-byte aligned (wider: ld_words)");
     const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+#if !defined(__CUDA_ARCH__)
+    if (A >= 4 && addr % 4u != 0) ++host_misaligned_loads;  // A = 2 works at any address
+#endif
     const uint8_t* base = p - (addr & 7u);
     const bool skip = (addr & 4u) != 0;
-    const uint32_t sh = static_cast<uint32_t>(addr & 3u) * 8u;
     constexpr int kPairs = N / 2 + 1;
     uint32_t w[2 * kPairs];
     DENSE_DECODE_UNROLL
@@ -238,11 +243,29 @@ DENSE_DECODE_FN void ld_words_by8(const uint8_t* p, uint32_t (&out)[N]) {
         std::memcpy(&w[2 * j], base + 8 * j, 8);  // x86-64 is little-endian
 #endif
     }
-    uint32_t v[N + 1];
-    DENSE_DECODE_UNROLL
-    for (int j = 0; j <= N; ++j) v[j] = skip ? w[j + 1] : w[j];
-    DENSE_DECODE_UNROLL
-    for (int i = 0; i < N; ++i) out[i] = funnel_r(v[i], v[i + 1], sh);
+    if constexpr (A >= 4) {
+        DENSE_DECODE_UNROLL
+        for (int i = 0; i < N; ++i) out[i] = skip ? w[i + 1] : w[i];
+    } else {
+        const uint32_t sh = static_cast<uint32_t>(addr & 3u) * 8u;
+        uint32_t v[N + 1];
+        DENSE_DECODE_UNROLL
+        for (int j = 0; j <= N; ++j) v[j] = skip ? w[j + 1] : w[j];
+        DENSE_DECODE_UNROLL
+        for (int i = 0; i < N; ++i) out[i] = funnel_r(v[i], v[i + 1], sh);
+    }
+}
+
+// The alignment of every step of a matrix that starts 16-byte aligned and holds whole steps (rows a
+// multiple of 256 elements, so row_bytes is a multiple of the step): the largest power of two <= 16
+// dividing the step's size. The streamed GEMV (gemv_kernel.cuh, stream_part) only takes such matrices
+// and calls Dot::unit at this alignment. Dot::kAlign can be less (Q8_0 and IQ4_NL declare 2 for their
+// 16-byte steps): the ring and direct kernels and the GEMMs use kAlign, and the pair launch runs
+// small matrices with it whatever their alignment.
+DENSE_GEMV_CONSTEXPR int step_align(int step_bytes) {
+    int a = 16;
+    while (a > 1 && step_bytes % a != 0) a /= 2;
+    return a;
 }
 
 template <int A>

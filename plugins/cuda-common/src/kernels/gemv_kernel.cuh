@@ -973,7 +973,10 @@ __device__ __forceinline__ TileAt stream_task_at(const GemvKernelArgs& p, int64_
 // one part of it). Every thread of the block calls it (it has a block barrier).
 template <class Dot, int M, int R, int UNR, class Grid>
 __device__ __forceinline__ void stream_part(const GemvKernelArgs& p, const Grid& grid) {
-    constexpr int A = Dot::kAlign;  // the unit's loads straight from global memory, at the format's alignment
+    // The unit's loads straight from global memory, at the alignment every step of a streamed matrix
+    // has (16-byte-aligned matrix, whole steps): Dot::kAlign, or more for Q8_0 and IQ4_NL (step_align).
+    constexpr int A = step_align(Dot::kStepBytes);
+    static_assert(A >= Dot::kAlign, "a step of a streamed matrix is at least kAlign-aligned");
     constexpr int kTaskRows = kStreamGroupsPerWarp * R;
     __shared__ __align__(16) uint8_t table[kTableSmem<Dot>];
     const int warp = static_cast<int>(threadIdx.x >> 5);
