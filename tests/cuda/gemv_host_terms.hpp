@@ -28,9 +28,24 @@ g::ActView act_view(const Q832& a) {
 
 // ---- the per-format dot code, as the kernel calls it ---------------------------------------------
 
+// The signed IQ3 grid (gemv_common.cuh, signed_grid_entry) of a grid of n entries, built once.
+template <const uint32_t* kGrid, int n>
+const uint32_t* host_signed_grid() {
+    static const std::vector<uint32_t> table = [] {
+        std::vector<uint32_t> v(static_cast<std::size_t>(16 * n));
+        for (uint32_t e = 0; e < v.size(); ++e) v[e] = g::signed_grid_entry(kGrid, e);
+        return v;
+    }();
+    return table.data();
+}
+
 template <class Dot>
 g::IqTables host_tables() {
     g::IqTables t;
+    if constexpr (g::StreamTableOf<Dot>::value == g::IqTable::Iq3xxsSignedGrid)
+        t.signed_grid32 = host_signed_grid<dense_iq3xxs_grid, 256>();
+    if constexpr (g::StreamTableOf<Dot>::value == g::IqTable::Iq3sSignedGrid)
+        t.signed_grid32 = host_signed_grid<dense_iq3s_grid, 512>();
     if constexpr (Dot::kTable == g::IqTable::Iq2xsGrid) t.grid64 = dense_iq2xs_grid;
     if constexpr (Dot::kTable == g::IqTable::Iq2sGrid) t.grid64 = dense_iq2s_grid;
     if constexpr (Dot::kTable == g::IqTable::Iq3xxsGrid) t.grid32 = dense_iq3xxs_grid;
@@ -44,7 +59,8 @@ g::IqTables host_tables() {
 
 // The 8 terms of step `step` of one row (activation blocks 8*step .. 8*step+7; only the first
 // n_blocks exist), exactly as the kernel's 4 lanes of that row compute them.
-template <class Dot, int A>
+// Stream: through the streamed GEMV's unit (g::stream_unit) instead of Dot::unit.
+template <class Dot, int A, bool Stream = false>
 void step_terms(const uint8_t* step_bytes, const g::ActView& act, int64_t step, int n_blocks, float (&out)[8]) {
     const g::IqTables tables = host_tables<Dot>();
     for (int u = 0; u < 4; ++u) {
@@ -56,7 +72,10 @@ void step_terms(const uint8_t* step_bytes, const g::ActView& act, int64_t step, 
                 g::clear_act_block(a, k);
         }
         float term[2];
-        Dot::template unit<A>(step_bytes, u, a, tables, term);
+        if constexpr (Stream)
+            g::stream_unit<Dot, A>(step_bytes, u, a, tables, term);
+        else
+            Dot::template unit<A>(step_bytes, u, a, tables, term);
         out[2 * u] = term[0];
         out[2 * u + 1] = term[1];
     }
@@ -118,7 +137,7 @@ float cpuref_term(const RowSetup& s, int64_t r, int64_t b) {
 
 // All terms of all rows through unit<A> with the rows placed `offset` bytes past 16-byte alignment;
 // returns the number of mismatching terms (failures reported for the first few).
-template <class Dot, int A>
+template <class Dot, int A, bool Stream = false>
 int check_terms(const RowSetup& s, std::size_t offset, std::vector<std::vector<float>>* terms_out = nullptr) {
     const PlacedRows placed(s.weights, offset, Dot::kStepBytes);
     const g::ActView act = act_view(s.act);
@@ -128,7 +147,7 @@ int check_terms(const RowSetup& s, std::size_t offset, std::vector<std::vector<f
         for (int64_t st = 0; st < steps_of(s.in); ++st) {
             const int nb = blocks_in_step(s.in, st);
             float got[8];
-            step_terms<Dot, A>(placed.data + r * s.row_bytes + st * Dot::kStepBytes, act, st, nb, got);
+            step_terms<Dot, A, Stream>(placed.data + r * s.row_bytes + st * Dot::kStepBytes, act, st, nb, got);
             for (int j = 0; j < nb; ++j) {
                 const int64_t b = 8 * st + j;
                 const float want = cpuref_term(s, r, b);
@@ -169,12 +188,18 @@ void check_format_terms(const FormatKernels& f, OnRows&& on_rows) {
                 EXPECT_EQ(g::host_misaligned_loads, 0) << "a load claims more alignment than its address has";
                 // The streamed GEMV calls the unit at its matrices' step alignment, which is more than
                 // kAlign for Q8_0 and IQ4_NL (gemv_common.cuh, step_align): whole steps only.
+                // The IQ3 formats' streamed unit reads a signed grid instead (g::stream_unit), at the
+                // same alignment: at every offset too.
                 constexpr int kStreamAlign = g::step_align(Dot::kStepBytes);
-                if constexpr (kStreamAlign != Dot::kAlign) {
+                constexpr bool kStreamUnit = g::StreamTableOf<Dot>::value != Dot::kTable;
+                if constexpr (kStreamAlign != Dot::kAlign || kStreamUnit) {
                     if (in % 256 == 0) {
-                        EXPECT_EQ((check_terms<Dot, kStreamAlign>(s, 0)), 0);
+                        EXPECT_EQ((check_terms<Dot, kStreamAlign, true>(s, 0)), 0);
                         EXPECT_EQ(g::host_misaligned_loads, 0) << "a streamed unit's load claims more alignment than its address has";
                     }
+                }
+                if constexpr (kStreamUnit) {
+                    for (std::size_t offset = 0; offset < 16; ++offset) EXPECT_EQ((check_terms<Dot, 2, true>(s, offset)), 0);
                 }
                 for (std::size_t offset = 0; offset < 16; ++offset) EXPECT_EQ((check_terms<Dot, 2>(s, offset)), 0);
                 if (::testing::Test::HasFailure()) return;

@@ -40,6 +40,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 // constexpr helpers that device code calls (as template arguments, say) must be host+device.
 #if defined(__CUDACC__)
@@ -429,13 +430,46 @@ DENSE_DECODE_FN int32_t signed_dot8(uint32_t g_lo, uint32_t g_hi, uint32_t mask8
 struct IqTables {
     const uint64_t* grid64 = nullptr;    // IQ2_XS (512 entries) or IQ2_S (1024)
     const uint32_t* grid32 = nullptr;    // IQ3_XXS (256) or IQ3_S (512)
+    const uint32_t* signed_grid32 = nullptr;  // the streamed IQ3 GEMVs: signed_grid_entry(grid32, e)
     uint32_t kvalues[4] = {0, 0, 0, 0};  // kvalues_iq4nl as 4 little-endian words (IQ4_NL, IQ4_XS)
 };
 
-enum class IqTable { None, Iq2xsGrid, Iq2sGrid, Iq3xxsGrid, Iq3sGrid, Iq4Values };
+enum class IqTable { None, Iq2xsGrid, Iq2sGrid, Iq3xxsGrid, Iq3sGrid, Iq4Values, Iq3xxsSignedGrid, Iq3sSignedGrid };
+
+// Entry e of an IQ3 format's signed grid: grid entry e / 16 (four magnitudes in [1, 62]) with the
+// signs of nibble e % 16 applied (bit j set: byte j negated), int8 values ready for dp4a. The
+// streamed IQ3 GEMVs look a group's half up in it by index and sign nibble at once instead of
+// looking up the magnitudes and applying the signs with ~6 integer operations per half: their
+// integer pipe, not DRAM, was their limit (ncu, H100, session 29: 446-463 warp instructions per KB
+// read, ~300 is what the issue rate allows at the read ceiling). 16 x 4 bytes per grid entry: 16 KB
+// for IQ3_XXS, 32 KB for IQ3_S, computed per thread block from the grid.
+DENSE_DECODE_FN uint32_t signed_grid_entry(const uint32_t* grid, uint32_t e) {
+    return apply_signs(grid[e >> 4], sign_bytes4(e & 15u));
+}
 
 // Byte j (0..3) of w.
 DENSE_DECODE_FN uint32_t byte_of(uint32_t w, int j) { return (w >> (8 * j)) & 0xFFu; }
+
+// The codebook a format's streamed GEMV (gemv_kernel.cuh, stream_part) stages, and the unit it calls:
+// Dot::kStreamTable and Dot::stream_unit where the format declares them (the IQ3 formats: the same
+// terms, bit for bit, from a table the ring kernel has no room for), else Dot::kTable and Dot::unit.
+template <class D, class = void>
+struct StreamTableOf {
+    static constexpr IqTable value = D::kTable;
+};
+template <class D>
+struct StreamTableOf<D, std::void_t<decltype(D::kStreamTable)>> {
+    static constexpr IqTable value = D::kStreamTable;
+};
+
+template <class Dot, int A>
+DENSE_DECODE_FN void stream_unit(const uint8_t* step, int u, const ActUnit& a, const IqTables& t, float (&term)[2]) {
+    if constexpr (StreamTableOf<Dot>::value != Dot::kTable) {
+        Dot::template stream_unit<A>(step, u, a, t, term);
+    } else {
+        Dot::template unit<A>(step, u, a, t, term);
+    }
+}
 
 // The 4-byte signed sums of the two 16-element halves of one activation block (words 0..3, 4..7),
 // against four weight code words each: returns the two dp4a sums.

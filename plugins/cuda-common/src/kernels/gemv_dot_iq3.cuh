@@ -51,6 +51,32 @@ struct IQ3_XXSDot {
             term[k] = mul(mul(mul(d, 0.25f), a.d[k]), to_f(ls * tsum));
         }
     }
+
+    // The streamed GEMV's unit: the same terms (the same integer sums), each half-group's signed
+    // values looked up at once in the signed grid (gemv_common.cuh, signed_grid_entry).
+    static constexpr IqTable kStreamTable = IqTable::Iq3xxsSignedGrid;
+    template <int A>
+    DENSE_DECODE_FN static void stream_unit(const uint8_t* step, int u, const ActUnit& a, const IqTables& t, float (&term)[2]) {
+        const float d = ld_fp16<A>(step);
+        uint32_t qs[4], aux[2];
+        ld_words<sub_align(A, 2)>(step + 2 + 16 * u, qs);
+        ld_words<sub_align(A, 2)>(step + 66 + 8 * u, aux);
+        DENSE_DECODE_UNROLL
+        for (int k = 0; k < 2; ++k) {
+            int32_t tsum = 0;
+            DENSE_DECODE_UNROLL
+            for (int l = 0; l < 4; ++l) {
+                const uint32_t w = qs[2 * k + (l >> 1)];
+                const uint32_t signs = parity_signs((aux[k] >> (7 * l)) & 127u);
+                const uint32_t e1 = (byte_of(w, 2 * (l & 1)) << 4) | (signs & 15u);
+                const uint32_t e2 = (byte_of(w, 2 * (l & 1) + 1) << 4) | (signs >> 4);
+                tsum = dp4a(t.signed_grid32[e1], a.q[8 * k + 2 * l], tsum);
+                tsum = dp4a(t.signed_grid32[e2], a.q[8 * k + 2 * l + 1], tsum);
+            }
+            const int32_t ls = 2 * static_cast<int32_t>(aux[k] >> 28) + 1;
+            term[k] = mul(mul(mul(d, 0.25f), a.d[k]), to_f(ls * tsum));
+        }
+    }
 };
 
 // IQ3_S: 110 bytes = fp16 d @0, qs[64] @2 (low 8 bits of 9-bit indices), qh[8] @66 (bit 2l / 2l+1 of
@@ -80,6 +106,33 @@ struct IQ3_SDot {
                 const uint32_t i1 = byte_of(w, 2 * (l & 1)) | (((qh >> (2 * l)) & 1u) << 8);
                 const uint32_t i2 = byte_of(w, 2 * (l & 1) + 1) | (((qh >> (2 * l + 1)) & 1u) << 8);
                 tsum = iq3_group_dot(t.grid32[i1], t.grid32[i2], byte_of(sg[k], l), &a.q[8 * k + 2 * l], tsum);
+            }
+            const int32_t ls = 1 + 2 * static_cast<int32_t>((scale_byte >> (4 * k)) & 15u);
+            term[k] = mul(mul(d, a.d[k]), to_f(ls * tsum));
+        }
+    }
+
+    // The streamed GEMV's unit: the same terms, by the signed grid (see IQ3_XXSDot::stream_unit).
+    static constexpr IqTable kStreamTable = IqTable::Iq3sSignedGrid;
+    template <int A>
+    DENSE_DECODE_FN static void stream_unit(const uint8_t* step, int u, const ActUnit& a, const IqTables& t, float (&term)[2]) {
+        const float d = ld_fp16<A>(step);
+        uint32_t qs[4], sg[2];
+        ld_words<sub_align(A, 2)>(step + 2 + 16 * u, qs);
+        ld_words<sub_align(A, 2)>(step + 74 + 8 * u, sg);
+        const uint32_t scale_byte = step[106 + u];
+        DENSE_DECODE_UNROLL
+        for (int k = 0; k < 2; ++k) {
+            const uint32_t qh = step[66 + 2 * u + k];
+            int32_t tsum = 0;
+            DENSE_DECODE_UNROLL
+            for (int l = 0; l < 4; ++l) {
+                const uint32_t w = qs[2 * k + (l >> 1)];
+                const uint32_t signs = byte_of(sg[k], l);
+                const uint32_t i1 = byte_of(w, 2 * (l & 1)) | (((qh >> (2 * l)) & 1u) << 8);
+                const uint32_t i2 = byte_of(w, 2 * (l & 1) + 1) | (((qh >> (2 * l + 1)) & 1u) << 8);
+                tsum = dp4a(t.signed_grid32[(i1 << 4) | (signs & 15u)], a.q[8 * k + 2 * l], tsum);
+                tsum = dp4a(t.signed_grid32[(i2 << 4) | (signs >> 4)], a.q[8 * k + 2 * l + 1], tsum);
             }
             const int32_t ls = 1 + 2 * static_cast<int32_t>((scale_byte >> (4 * k)) & 15u);
             term[k] = mul(mul(d, a.d[k]), to_f(ls * tsum));

@@ -71,6 +71,8 @@ DENSE_GEMV_CONSTEXPR int table_bytes(IqTable t) {
         case IqTable::Iq2sGrid: return 1024 * 8;
         case IqTable::Iq3xxsGrid: return 256 * 4;
         case IqTable::Iq3sGrid: return 512 * 4;
+        case IqTable::Iq3xxsSignedGrid: return 16 * 256 * 4;
+        case IqTable::Iq3sSignedGrid: return 16 * 512 * 4;
         default: return 0;
     }
 }
@@ -362,12 +364,18 @@ static __device__ __noinline__ void copy_partial_chunk(uint8_t* dst, uintptr_t c
         if (chunk + b >= begin && chunk + b < end) dst[b] = *reinterpret_cast<const uint8_t*>(chunk + b);
 }
 
-// Copies the codebook of Dot into shared memory `at` (all threads of the block; the caller
-// synchronises) and points `t` at it.
-template <class Dot>
-__device__ void stage_tables(uint8_t* at, IqTables& t) {
-    constexpr IqTable kT = Dot::kTable;
-    if constexpr (kT == IqTable::Iq2xsGrid || kT == IqTable::Iq2sGrid) {
+// Copies codebook kT into shared memory `at` (all threads of the block; the caller synchronises) and
+// points `t` at it. The signed IQ3 grids are computed from the grid (gemv_common.cuh,
+// signed_grid_entry): 16 (IQ3_XXS) or 32 (IQ3_S) entries a thread of the 256, before the kernel waits
+// for the one ahead of it.
+template <IqTable kT>
+__device__ void stage_table(uint8_t* at, IqTables& t) {
+    if constexpr (kT == IqTable::Iq3xxsSignedGrid || kT == IqTable::Iq3sSignedGrid) {
+        const uint32_t* src = kT == IqTable::Iq3xxsSignedGrid ? dense_iq3xxs_grid : dense_iq3s_grid;
+        auto* dst = reinterpret_cast<uint32_t*>(at);
+        for (int i = threadIdx.x; i < table_bytes(kT) / 4; i += blockDim.x) dst[i] = signed_grid_entry(src, static_cast<uint32_t>(i));
+        t.signed_grid32 = dst;
+    } else if constexpr (kT == IqTable::Iq2xsGrid || kT == IqTable::Iq2sGrid) {
         const uint64_t* src = kT == IqTable::Iq2xsGrid ? dense_iq2xs_grid : dense_iq2s_grid;
         auto* dst = reinterpret_cast<uint64_t*>(at);
         for (int i = threadIdx.x; i < table_bytes(kT) / 8; i += blockDim.x) dst[i] = src[i];
@@ -398,6 +406,12 @@ __device__ void stage_tables(uint8_t* at, IqTables& t) {
         (void)at;
         (void)t;
     }
+}
+
+// The codebook of Dot (its ring, direct and GEMM kernels).
+template <class Dot>
+__device__ void stage_tables(uint8_t* at, IqTables& t) {
+    stage_table<Dot::kTable>(at, t);
 }
 
 // Resident blocks per SM the kernels are compiled for: the GEMV's (64 registers a thread), or for C
@@ -978,7 +992,8 @@ __device__ __forceinline__ void stream_part(const GemvKernelArgs& p, const Grid&
     constexpr int A = step_align(Dot::kStepBytes);
     static_assert(A >= Dot::kAlign, "a step of a streamed matrix is at least kAlign-aligned");
     constexpr int kTaskRows = kStreamGroupsPerWarp * R;
-    __shared__ __align__(16) uint8_t table[kTableSmem<Dot>];
+    constexpr IqTable kTable = StreamTableOf<Dot>::value;  // the IQ3 formats' signed grid, else Dot::kTable
+    __shared__ __align__(16) uint8_t table[table_bytes(kTable) > 0 ? table_bytes(kTable) : 16];
     const int warp = static_cast<int>(threadIdx.x >> 5);
     const int lane = static_cast<int>(threadIdx.x & 31);
     const int u = lane & 3;
@@ -1002,7 +1017,7 @@ __device__ __forceinline__ void stream_part(const GemvKernelArgs& p, const Grid&
         }
     }
     IqTables tables;
-    stage_tables<Dot>(table, tables);
+    stage_table<kTable>(table, tables);
     __syncthreads();
     wait_for_producers();
     allow_consumers();
@@ -1024,7 +1039,7 @@ __device__ __forceinline__ void stream_part(const GemvKernelArgs& p, const Grid&
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 float term[2];
-                Dot::template unit<A>(base[r] + static_cast<int64_t>(st) * Dot::kStepBytes, u, a, tables, term);
+                stream_unit<Dot, A>(base[r] + static_cast<int64_t>(st) * Dot::kStepBytes, u, a, tables, term);
                 acc[r] = add(add(acc[r], term[0]), term[1]);
             }
         }
