@@ -80,6 +80,12 @@ std::string to_markdown(const BenchReport& r) {
               << (tg && r.ceiling ? fmt("%.1f %%", 100.0 * gbs / r.ceiling->read_gbs) : "") << " | "
               << (tg ? "" : fmt("%.1f", row.ttft_s * 1e3)) << " |\n";
         }
+        for (const auto& row : r.rows)
+            if (row.test.rfind("tg", 0) == 0 && row.mean_tok_per_s() > 0) {
+                o << "\n" << row.test << " at depth " << row.depth << ": choosing the next token on the host (greedy) took "
+                  << fmt("%.3f", row.select_ms) << " ms of the " << fmt("%.3f", 1e3 / row.mean_tok_per_s()) << " ms a token\n";
+                break;  // one line: it does not depend on the depth
+            }
     }
     if (!r.gemv.empty()) {
         o << "\n| GEMV format | shape | in x out | act | MB | µs | GB/s | of read ceiling | impl |\n";
@@ -139,7 +145,8 @@ std::string to_json(const BenchReport& r) {
                               {"tok_per_s", row.tok_per_s},
                               {"mean_tok_per_s", row.mean_tok_per_s()},
                               {"stddev_tok_per_s", row.stddev_tok_per_s()},
-                              {"ttft_s", row.ttft_s}});
+                              {"ttft_s", row.ttft_s},
+                              {"select_ms_per_token", row.select_ms}});
     j["gemv"] = nlohmann::json::array();
     for (const auto& g : r.gemv)
         j["gemv"].push_back({{"format", g.format},

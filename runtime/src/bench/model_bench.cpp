@@ -62,12 +62,22 @@ std::vector<ModelBenchRow> bench_model(exec::Session& session, const ModelBenchO
                 session.skip_positions_for_bench(depth);
                 session.step(prompt_token(0, session.n_vocab()), true);  // untimed: the token to start from
                 const auto t = Clock::now();
-                int32_t tok = text::greedy_token(session.logits());
+                double select_s = 0;
+                const auto select = [&] {
+                    const auto t0 = Clock::now();
+                    const int32_t next = text::greedy_token(session.logits());
+                    select_s += seconds_since(t0);
+                    return next;
+                };
+                int32_t tok = select();
                 for (int i = 0; i < o.gen_tokens; ++i) {
                     session.step(tok, true);
-                    tok = text::greedy_token(session.logits());
+                    tok = select();
                 }
-                if (r >= 0) tg.tok_per_s.push_back(o.gen_tokens / seconds_since(t));
+                if (r >= 0) {
+                    tg.tok_per_s.push_back(o.gen_tokens / seconds_since(t));
+                    tg.select_ms += select_s * 1e3 / (o.gen_tokens + 1) / o.reps;
+                }
             }
         }
         if (o.prompt_tokens > 0) rows.push_back(pp);

@@ -35,6 +35,9 @@ struct ModelBenchRow {
     double mean_tok_per_s() const;
     double stddev_tok_per_s() const;
     double ttft_s = 0;  // pp rows: mean seconds to the first token's logits
+    // tg rows: mean milliseconds a token spent choosing the next token on the host (greedy over the
+    // logits), part of every tg figure; llama-bench's tg does not choose tokens.
+    double select_ms = 0;
 };
 
 // Runs on a session whose n_ctx >= max depth + P + N (the caller sizes it). Resets the session.

@@ -1,0 +1,35 @@
+// The whole-model bench (bench/model_bench.hpp, `dense-rt bench`) on the CPU reference: what its rows
+// and report carry beyond tokens per second.
+#include "bench/bench_report.hpp"
+#include "bench/model_bench.hpp"
+#include "exec/session_fixture.hpp"
+
+namespace dense::test {
+namespace {
+
+// `bench`'s tg rows time the host's choice of every next token (greedy over the logits) apart: it is
+// inside every tg figure, and was 1.2-1.9 ms of it on the build machine before session 29's blocked
+// scans (text/sampler.cpp). The report says how much of a token it took.
+TEST(ModelBench, TgRowsTimeTheHostsTokenChoice) {
+    auto model = bind_file(gguf::GgufFile::open(data_dir() / "golden-tiny" / "tiny-qwen35-f32.gguf"));
+    auto session = make_session(*model, 32);
+    bench::ModelBenchOptions o;
+    o.prompt_tokens = 0;
+    o.gen_tokens = 4;
+    o.reps = 2;
+    const auto rows = bench::bench_model(*session, o);
+    ASSERT_EQ(rows.size(), 1u);
+    const auto& tg = rows[0];
+    ASSERT_EQ(tg.tok_per_s.size(), 2u);
+    const double token_ms = 1e3 / tg.mean_tok_per_s();
+    EXPECT_GT(tg.select_ms, 0.0);
+    EXPECT_LT(tg.select_ms, token_ms);  // a part of the token's time
+    bench::BenchReport r;
+    r.rows = rows;
+    const auto md = bench::to_markdown(r);
+    EXPECT_NE(md.find("tg4 at depth 0: choosing the next token on the host (greedy) took "), std::string::npos) << md;
+    EXPECT_NE(bench::to_json(r).find("\"select_ms_per_token\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dense::test
