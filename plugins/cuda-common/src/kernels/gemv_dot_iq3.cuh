@@ -53,7 +53,10 @@ struct IQ3_XXSDot {
     }
 
     // The streamed GEMV's unit: the same terms (the same integer sums), each half-group's signed
-    // values looked up at once in the signed grid (gemv_common.cuh, signed_grid_entry).
+    // values looked up at once in the signed grid (gemv_common.cuh, signed_grid_entry). It repeats
+    // unit's structure on purpose: with one template body for both, ptxas rescheduled the ring and
+    // GEMM kernels that use unit (sm_90 cubins: 6-373 instructions of each kernel differ), which
+    // were tuned and measured as they are.
     static constexpr IqTable kStreamTable = IqTable::Iq3xxsSignedGrid;
     template <int A>
     DENSE_DECODE_FN static void stream_unit(const uint8_t* step, int u, const ActUnit& a, const IqTables& t, float (&term)[2]) {
