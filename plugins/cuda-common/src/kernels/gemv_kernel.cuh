@@ -77,6 +77,11 @@ DENSE_GEMV_CONSTEXPR int table_bytes(IqTable t) {
     }
 }
 
+// Static shared memory a kernel declares for codebook t (16 bytes for none: no zero-size array).
+DENSE_GEMV_CONSTEXPR int table_smem(IqTable t) {
+    return table_bytes(t) > 0 ? table_bytes(t) : 16;
+}
+
 // Shared-memory geometry of a format's kernel. A warp's work item is G consecutive steps of its
 // row tile (G x 8 rows x step bytes, about kGemvItemBytes); its ring holds P items. C columns (GEMM)
 // need C times the K-split partials; where that leaves too little room, G (or P) shrinks, which
@@ -693,7 +698,7 @@ struct GridPart {
 
 // Static shared memory of a part's codebook (16 bytes for a format without one).
 template <class Dot>
-inline constexpr int kTableSmem = table_bytes(Dot::kTable) > 0 ? table_bytes(Dot::kTable) : 16;
+inline constexpr int kTableSmem = table_smem(Dot::kTable);
 
 // The direct variant's work on `grid`'s blocks (gemv_direct_kernel: the whole grid; gemv_pair_kernel:
 // one part of it). `table` (kTableSmem<Dot> bytes) and `red` are the block's shared memory. Every
@@ -993,7 +998,7 @@ __device__ __forceinline__ void stream_part(const GemvKernelArgs& p, const Grid&
     static_assert(A >= Dot::kAlign, "a step of a streamed matrix is at least kAlign-aligned");
     constexpr int kTaskRows = kStreamGroupsPerWarp * R;
     constexpr IqTable kTable = StreamTableOf<Dot>::value;  // the IQ3 formats' signed grid, else Dot::kTable
-    __shared__ __align__(16) uint8_t table[table_bytes(kTable) > 0 ? table_bytes(kTable) : 16];
+    __shared__ __align__(16) uint8_t table[table_smem(kTable)];
     const int warp = static_cast<int>(threadIdx.x >> 5);
     const int lane = static_cast<int>(threadIdx.x & 31);
     const int u = lane & 3;
