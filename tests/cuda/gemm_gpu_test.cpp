@@ -17,6 +17,7 @@
 // It prints the time of a GEMM of 16 columns against 16 GEMVs at each large shape (host clock).
 #include "cuda/gemv_test_support.hpp"
 #include "cuda/gpu_compare.hpp"
+#include "cuda/scoped_env.hpp"
 
 #include <dense/sdk/pack.hpp>
 
@@ -37,34 +38,6 @@ namespace {
 using cpuref::FormatKernels;
 
 constexpr int64_t kGapFloats = 5;  // between one dst column's end and the next column
-
-// Environment variable `name` set to `value` for the scope (nullptr name: nothing changes); the
-// previous value comes back at its end. The CUDA packs read their GEMM kernel choice on every call.
-class ScopedGemmKernel {
-public:
-    ScopedGemmKernel(const char* name, const char* value) : name_(name) {
-        if (name_ == nullptr) return;
-        if (const char* old = std::getenv(name_)) {
-            old_ = old;
-            had_ = true;
-        }
-        ::setenv(name_, value, 1);
-    }
-    ~ScopedGemmKernel() {
-        if (name_ == nullptr) return;
-        if (had_)
-            ::setenv(name_, old_.c_str(), 1);
-        else
-            ::unsetenv(name_);
-    }
-    ScopedGemmKernel(const ScopedGemmKernel&) = delete;
-    ScopedGemmKernel& operator=(const ScopedGemmKernel&) = delete;
-
-private:
-    const char* name_;
-    std::string old_;
-    bool had_ = false;
-};
 
 // The kernels a test runs every case with: the default (the tensor-core GEMM with staged
 // activations where a format has one, gemm_mma.cuh), the dp4a GEMM, and the mma variants kept for
@@ -273,7 +246,7 @@ TEST_P(CudaGemm, ModelShapesEveryColumnIsItsGemv) {
         const Weight w = make_weight(gpu, f, in, out, rng, 0);
         ASSERT_TRUE(w.buf.get() != nullptr) << f.name;
         for (const GemmKernel& k : kGemmKernels) {
-            const ScopedGemmKernel env(k.env, k.value);
+            const ScopedEnv env(k.env, k.value);
             const std::string shape = std::string(f.name) + " {" + std::to_string(in) + ", " + std::to_string(out) +
                                       "} " + k.label;
             for (const int64_t cols : {1, 3, 8, 16, 32, 37, 64}) {
@@ -289,7 +262,7 @@ TEST_P(CudaGemm, ModelShapesEveryColumnIsItsGemv) {
 TEST_P(CudaGemm, UnknownKernelChoiceIsTheDefault) {
     DENSE_REQUIRE_GPU(gpu);
     const FormatKernels& f = *GetParam();
-    const ScopedGemmKernel env("DENSE_CUDA_GEMM", "no-such-kernel");
+    const ScopedEnv env("DENSE_CUDA_GEMM", "no-such-kernel");
     std::mt19937_64 rng(f.type * 15485863u);
     const Weight w = make_weight(gpu, f, 512, 48, rng, 0);
     ASSERT_TRUE(w.buf.get() != nullptr) << f.name;
@@ -312,7 +285,7 @@ TEST_P(CudaGemm, SmallShapesColumnGroupsAndUnalignedViews) {
         shapes.push_back({5120 + 96, 33, 0});
     }
     for (const GemmKernel& k : kGemmKernels) {
-        const ScopedGemmKernel env(k.env, k.value);
+        const ScopedEnv env(k.env, k.value);
         for (const Shape& s : shapes) {
             const std::string shape = std::string(f.name) + " {" + std::to_string(s.in) + ", " +
                                       std::to_string(s.out) + "}" +

@@ -24,6 +24,7 @@
 // at IN = 17408, while any wrong bit in a term, scale or index costs 1e-3 or more.
 #include "cuda/gemv_test_support.hpp"
 #include "cuda/gpu_compare.hpp"
+#include "cuda/scoped_env.hpp"
 
 #include <dense/sdk/pack.hpp>
 
@@ -245,6 +246,46 @@ TEST_P(CudaGemv, ModelShapesMatchCpuRef) {
     for (const auto& [in, out] : {std::pair<int64_t, int64_t>{5120, 17408}, {17408, 5120}, {5120, 6144}}) {
         check_shape(gpu, in, out, 1, 0, true);
         if (HasFatalFailure()) return;
+    }
+}
+
+// The streamed GEMV fed by bulk copies (kernels/gemv_kernel.cuh, stream_part_bulk; opt-in with
+// DENSE_CUDA_GEMV_BULK=1) against the register-load kernel it replaces: the same lanes, units and
+// summation order, so the same bits, plain and accumulated. The shapes are streamed (>= 4096 rows,
+// aligned) and reach its corners: a last stage of 4 steps (K = 5120, 20 steps in stages of 8) and of
+// 8 (K = 6144), a long row of 8.5 stages (K = 17408), a last task of one row (4101 rows), and for
+// the 2-byte-aligned formats odd rows whose copies start mid-word (Q6_K's 4200-byte rows).
+TEST_P(CudaGemv, BulkCopyStreamIsBitIdenticalToRegisterStream) {
+    DENSE_REQUIRE_GPU(gpu);
+    if (gpu.lib().name != "cuda-sm90")
+        GTEST_SKIP() << "bulk copies are compiled in the sm_90 pack only (target_tuning.hpp), not in " << gpu.lib().name;
+    const FormatKernels& f = *GetParam();
+    for (const auto& [in, out] : {std::pair<int64_t, int64_t>{5120, 17408}, {17408, 5120}, {6144, 5120}, {5120, 4101}}) {
+        const std::string label = std::string(f.name) + " {" + std::to_string(in) + ", " + std::to_string(out) + "}";
+        std::mt19937_64 rng(77 + f.type * 7919u + static_cast<uint64_t>(in * 31 + out));
+        const DeviceMatrix m = make_matrix(gpu, f, in, out, rng);
+        const DeviceAct a = make_act(gpu, in, rng);
+        const DeviceDst d = make_dst(gpu, out);
+        ASSERT_TRUE(m.buf.get() != nullptr && a.buf.get() != nullptr && d.buf.get() != nullptr) << label;
+        std::uniform_real_distribution<float> z(-4.0f, 4.0f);
+        std::vector<float> base(static_cast<std::size_t>(out + kGuardFloats), std::bit_cast<float>(kPoisonBits));
+        for (int64_t r = 0; r < out; ++r) base[static_cast<std::size_t>(r)] = z(rng);
+        for (const bool accumulate : {false, true}) {
+            auto run_with = [&](const char* bulk) {
+                const ScopedEnv env("DENSE_CUDA_GEMV_BULK", bulk);
+                fill(gpu, d, accumulate ? base : poison(out + kGuardFloats));
+                EXPECT_EQ(run_gemv(gpu, m, a.view(), DENSE_TYPE_Q8_32, d, accumulate), DENSE_OK) << gpu.host().log_text();
+                return read(gpu, d);
+            };
+            const std::vector<float> registers = run_with("0");
+            const std::vector<float> bulk = run_with("1");
+            const std::string what = label + (accumulate ? " accumulate" : "");
+            EXPECT_EQ(count_poison(bulk, 0, static_cast<std::size_t>(out)), 0) << what << ": rows left unwritten";
+            EXPECT_EQ(count_poison(bulk, static_cast<std::size_t>(out), bulk.size()), kGuardFloats)
+                << what << ": written past the end of dst";
+            EXPECT_TRUE(quant::same_bits(bulk, registers)) << what << ": bulk copies change the result";
+        }
+        if (HasFailure()) return;
     }
 }
 
@@ -508,8 +549,7 @@ TEST(CudaGemvFloat, MatchesFloat64Oracle) {
 // which lists fit), the attention lists as a pair of two of their formats and a launch for the
 // third, the others per format and order. Every dst must be bit for bit what GEMV_Q of its matrix
 // alone writes (dense_abi.h), every row written, nothing past the end.
-TEST(CudaGemvList, EveryOutputIsBitIdenticalToItsOwnGemv) {
-    DENSE_REQUIRE_GPU(gpu);
+void check_lists_against_their_gemvs(GpuSession& gpu) {
     struct M {
         dense_type_id type;
         int64_t out;
@@ -593,6 +633,22 @@ TEST(CudaGemvList, EveryOutputIsBitIdenticalToItsOwnGemv) {
             EXPECT_TRUE(quant::same_bits(got, want)) << label << ": differs from its own GEMV_Q";
         }
     }
+}
+
+TEST(CudaGemvList, EveryOutputIsBitIdenticalToItsOwnGemv) {
+    DENSE_REQUIRE_GPU(gpu);
+    check_lists_against_their_gemvs(gpu);
+}
+
+// The same with the streamed parts fed by bulk copies (the pair kernel's streamed blocks and the
+// lists' streamed launches; BulkCopyStreamIsBitIdenticalToRegisterStream ties those GEMVs to the
+// register-load ones).
+TEST(CudaGemvList, WithBulkCopiesEveryOutputIsBitIdenticalToItsOwnGemv) {
+    DENSE_REQUIRE_GPU(gpu);
+    if (gpu.lib().name != "cuda-sm90")
+        GTEST_SKIP() << "bulk copies are compiled in the sm_90 pack only (target_tuning.hpp), not in " << gpu.lib().name;
+    const ScopedEnv env("DENSE_CUDA_GEMV_BULK", "1");
+    check_lists_against_their_gemvs(gpu);
 }
 
 }  // namespace

@@ -50,6 +50,10 @@ inline constexpr bool kGemvStreamLayout = true;
 // ~20 % of the bytes, the same run gave decode 115.11 against 114.90 tok/s, pp512 956 against 947.
 inline constexpr bool kGemvStreamRingFormats = true;
 inline constexpr int kGemvStreamMinBlocksPerSm = 3;
+// Streamed matrices may take their weights through bulk async copies into shared memory instead of
+// register loads (gemv_kernel.cuh, stream_part_bulk; the same bits). Compiled here; whether a launch
+// takes them is stream_bulk_enabled().
+inline constexpr bool kGemvStreamBulkCopies = true;
 // Quantized GEMM (GEMM_Q: T activations at once, kernels/gemm_launch.cuh): the GEMV kernel with up to
 // kGemmColumns columns per pass over a weight step, compiled for kGemmMinBlocksPerSm resident blocks
 // (up to 128 registers: the C sums, a column's activation and the step's decoded weights stay in
@@ -84,6 +88,7 @@ inline constexpr bool kGemvDirectLoads = false;  // not measured on an RTX 50xx 
 inline constexpr bool kGemvStreamLayout = false;  // (it needs the direct loads)
 inline constexpr bool kGemvStreamRingFormats = false;  // not measured on an RTX 50xx yet
 inline constexpr int kGemvStreamMinBlocksPerSm = 3;
+inline constexpr bool kGemvStreamBulkCopies = false;  // (streamed matrices only)
 inline constexpr int kGemmColumns = 8;           // GEMM: as sm90 (not measured on an RTX 50xx yet)
 inline constexpr int kGemmMinBlocksPerSm = 2;
 inline constexpr int kFloatGemvThreads = 256;

@@ -43,6 +43,7 @@
 // compiles to exactly the GEMV's code (see "columns" below).
 #pragma once
 
+#include "kernels/bulk_copy.cuh"
 #include "kernels/env_switch.hpp"
 #include "kernels/launch_chain.cuh"
 #include "kernels/gemv_common.cuh"
@@ -855,6 +856,14 @@ inline int sm_count() {
 template <auto Kernel, int SharedBytes>
 int blocks_per_sm() {
     static const int n = [] {
+        // More than the 48 KB a launch gets by default (the bulk-copy rings): opted in once, before
+        // the occupancy query and every launch, which all come through here. If that fails, the
+        // launch fails and reports it.
+        if (SharedBytes > 48 * 1024 &&
+            cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SharedBytes) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return 1;
+        }
         int b = 0;
         if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, kThreads, SharedBytes) != cudaSuccess || b <= 0) {
             (void)cudaGetLastError();
@@ -1070,6 +1079,173 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvStreamMinBlocksPerSm)
     stream_part<Dot, M, R, UNR>(p, WholeGrid{});
 }
 
+// ---- streamed matrices fed by bulk copies (sm_90) ------------------------------------------------
+// stream_part's lanes, units and summation order, so the same bits, but a warp's weights reach it
+// through shared memory: one lane asks for each stage (the 8 steps x R rows one loop iteration of
+// the warp decodes: R bulk copies, one per row) kStreamBulkStages stages ahead, and the 32 lanes
+// read the units from there. A bulk copy holds no registers, so the bytes in flight no longer
+// compete with the decoder for them (in stream_part each lane keeps 2 steps of 2 rows in registers,
+// and Q5_K's 20 words a unit spill at 80 registers). A row's stage is copied from the 16-byte
+// boundary at or below its first byte (bulk copies move aligned 16-byte runs) to at most 15 bytes
+// past its last (inside every buffer's read slack, device_api.cpp kReadSlack, and never before the
+// matrix's 16-byte-aligned start), so a step keeps its address mod 16 and Dot::unit's aligned loads
+// stay legal. experiments/tma_gemv.cu measured it against stream_part (docs/perf-notes.md, session 30).
+inline constexpr int kStreamBulkStages = 2;
+// A row's piece of a stage: 8 steps, the copy's head and tail (at most 16 bytes together), and 16
+// more for the word loads that reach past a unit's last byte (Q6_K's funnel shifts).
+template <class Dot>
+inline constexpr int kStreamBulkPieceBytes = kStreamSlices * Dot::kStepBytes + 32;
+template <class Dot>
+inline constexpr int kStreamBulkStageBytes = kStreamRows * kStreamBulkPieceBytes<Dot>;
+// The dynamic shared memory of a block: every warp's ring.
+template <class Dot>
+inline constexpr int kStreamBulkSharedBytes = kWarps * kStreamBulkStages * kStreamBulkStageBytes<Dot>;
+static_assert(kStreamGroupsPerWarp == 1, "a bulk stage is one row group's rows");
+
+// Whether streamed launches take the bulk-copy kernels: where the arch's tuning compiles them, and
+// (until they have passed the GPU tests on a device: env_switch.hpp) only with DENSE_CUDA_GEMV_BULK=1.
+// Read at every launch, so a test can compare the two in one process.
+inline bool stream_bulk_enabled() {
+    if constexpr (!tuning::kGemvStreamBulkCopies) {
+        return false;
+    } else {
+        return env_switch_opt_in("DENSE_CUDA_GEMV_BULK");
+    }
+}
+
+// A warp's walk over its stages: its tasks first_task, first_task + n_warps, ..., each `chunks`
+// stages of 8 steps.
+struct BulkWalk {
+    int64_t first_task;
+    int64_t n_warps;
+    int64_t stages;
+    int chunks;
+};
+
+// Lane 0's request for stage g of the walk into `stage`, counted on bar.
+template <class Dot, int M>
+__device__ __forceinline__ void request_bulk_stage(const GemvKernelArgs& p, const BulkWalk& walk, int64_t g,
+                                                   uint8_t* stage, uint64_t* bar) {
+    const int64_t k = g / walk.chunks;
+    const int c = static_cast<int>(g - k * walk.chunks);
+    const TileAt at = stream_task_at<M>(p, walk.first_task + k * walk.n_warps, kStreamRows);
+    const GemvMatrix& mat = p.mats[at.m];
+    const int steps = min(kStreamSlices, p.steps - kStreamSlices * c);
+    const uint8_t* from[kStreamRows];
+    uint32_t bytes[kStreamRows];
+    uint32_t total = 0;
+#pragma unroll
+    for (int r = 0; r < kStreamRows; ++r) {
+        const uint8_t* first = mat.w + min(at.row0 + r, mat.rows - 1) * p.row_bytes +
+                               static_cast<int64_t>(kStreamSlices * c) * Dot::kStepBytes;
+        const uint32_t head = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(first) & 15u);
+        from[r] = first - head;
+        bytes[r] = (head + static_cast<uint32_t>(steps * Dot::kStepBytes) + 15u) & ~15u;
+        total += bytes[r];
+    }
+    bulk_barrier_expect(bar, total);
+#pragma unroll
+    for (int r = 0; r < kStreamRows; ++r) bulk_copy_to_shared(stage + r * kStreamBulkPieceBytes<Dot>, from[r], bytes[r], bar);
+}
+
+// stream_part over bulk-copied stages; `rings` is the block's dynamic shared memory
+// (kStreamBulkSharedBytes<Dot>). Every thread of the block calls it (it has a block barrier).
+template <class Dot, int M, class Grid>
+__device__ __forceinline__ void stream_part_bulk(const GemvKernelArgs& p, const Grid& grid, uint8_t* rings) {
+    constexpr int A = step_align(Dot::kStepBytes);
+    constexpr int D = kStreamBulkStages;
+    constexpr int R = kStreamRows;
+    // Every stage of a row starts a multiple of 8 steps after the row, which keeps its address mod 16.
+    static_assert(kStreamSlices * Dot::kStepBytes % 16 == 0, "8 steps are whole 16-byte runs");
+    constexpr IqTable kTable = StreamTableOf<Dot>::value;
+    __shared__ __align__(16) uint8_t table[table_smem(kTable)];
+    __shared__ uint64_t bars[kWarps][D];
+    const int warp = static_cast<int>(threadIdx.x >> 5);
+    const int lane = static_cast<int>(threadIdx.x & 31);
+    const int u = lane & 3;
+    const int slice = (lane >> 2) & (kStreamSlices - 1);
+    uint8_t* ring = rings + warp * D * kStreamBulkStageBytes<Dot>;
+    uint64_t* bar = bars[warp];
+    BulkWalk walk;
+    walk.n_warps = static_cast<int64_t>(grid.blocks()) * kWarps;
+    walk.first_task = static_cast<int64_t>(grid.block()) * kWarps + warp;
+    walk.chunks = (p.steps + kStreamSlices - 1) / kStreamSlices;
+    const int64_t tasks = walk.first_task < p.n_block_tiles ? (p.n_block_tiles - 1 - walk.first_task) / walk.n_warps + 1 : 0;
+    walk.stages = tasks * walk.chunks;
+    // Weights are immutable: the ring fills while the kernel ahead finishes (launch_chain.cuh).
+    if (lane == 0) {
+#pragma unroll
+        for (int i = 0; i < D; ++i) bulk_barrier_init(&bar[i]);
+        bulk_barrier_init_fence();
+        for (int64_t g = 0; g < D && g < walk.stages; ++g)
+            request_bulk_stage<Dot, M>(p, walk, g, ring + g * kStreamBulkStageBytes<Dot>, &bar[g]);
+    }
+    __syncwarp();
+    IqTables tables;
+    stage_table<kTable>(table, tables);
+    __syncthreads();
+    wait_for_producers();
+    allow_consumers();
+
+    float acc[R];
+    uint32_t head[R];
+    TileAt at{0, 0};
+    for (int64_t g = 0; g < walk.stages; ++g) {  // warp-uniform
+        const int64_t k = g / walk.chunks;
+        const int c = static_cast<int>(g - k * walk.chunks);
+        if (c == 0) {
+            at = stream_task_at<M>(p, walk.first_task + k * walk.n_warps, kStreamRows);
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                acc[r] = 0.0f;
+                const uint8_t* row = p.mats[at.m].w + min(at.row0 + r, p.mats[at.m].rows - 1) * p.row_bytes;
+                head[r] = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(row) & 15u);
+            }
+        }
+        const int slot = static_cast<int>(g % D);
+        const int st = kStreamSlices * c + slice;
+        ActUnit a;
+        if (st < p.steps) load_act_pair(p.act, st * 8 + 2 * u, a);  // its L1/L2 latency overlaps the wait
+        bulk_barrier_wait(&bar[slot], static_cast<uint32_t>((g / D) & 1));
+        const uint8_t* stage = ring + slot * kStreamBulkStageBytes<Dot>;
+        if (st < p.steps) {
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                float term[2];
+                stream_unit<Dot, A>(stage + r * kStreamBulkPieceBytes<Dot> + head[r] + slice * Dot::kStepBytes, u, a,
+                                    tables, term);
+                acc[r] = add(add(acc[r], term[0]), term[1]);
+            }
+        }
+        __syncwarp();  // every lane has read this slot before lane 0 asks for its next stage
+        if (lane == 0 && g + D < walk.stages)
+            request_bulk_stage<Dot, M>(p, walk, g + D, ring + slot * kStreamBulkStageBytes<Dot>, &bar[slot]);
+        if (c == walk.chunks - 1) {
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+#pragma unroll
+                for (int m = 1; m < kStreamGroupLanes; m *= 2) acc[r] = add(acc[r], __shfl_xor_sync(0xFFFFFFFFu, acc[r], m));
+            const int mine = lane & (kStreamGroupLanes - 1);  // lane r writes row r
+            if (mine < R) {
+                float v = acc[0];
+#pragma unroll
+                for (int r = 1; r < R; ++r)
+                    if (mine == r) v = acc[r];
+                const GemvMatrix& mat = p.mats[at.m];
+                const int64_t row = at.row0 + mine;
+                if (row < mat.rows) mat.dst[row] = p.accumulate ? add(mat.dst[row], v) : v;
+            }
+        }
+    }
+}
+
+template <class Dot, int M>
+__global__ void __launch_bounds__(kThreads, tuning::kGemvStreamMinBlocksPerSm)
+    gemv_stream_bulk_kernel(const __grid_constant__ GemvKernelArgs p) {
+    extern __shared__ __align__(128) uint8_t rings[];
+    stream_part_bulk<Dot, M>(p, WholeGrid{}, rings);
+}
+
 // Numbers the warp tasks of kStreamGroupsPerWarp x kStreamRows rows of p's matrices (tile_end,
 // n_block_tiles count tasks from here on) and returns how many there are.
 inline int64_t number_stream_tasks(GemvKernelArgs& p) {
@@ -1088,6 +1264,11 @@ template <class Dot, int M>
 cudaError_t launch_stream(GemvKernelArgs p, cudaStream_t stream) {
     const int64_t tasks = number_stream_tasks(p);
     if (tasks == 0) return cudaSuccess;
+    if constexpr (tuning::kGemvStreamBulkCopies) {
+        if (stream_bulk_enabled())
+            return launch_balanced<gemv_stream_bulk_kernel<Dot, M>, kStreamBulkSharedBytes<Dot>>(p, stream,
+                                                                                              (tasks + kWarps - 1) / kWarps);
+    }
     return launch_balanced<gemv_stream_kernel<Dot, M, kStreamRows, kStreamUnroll>, 0>(p, stream,
                                                                                      (tasks + kWarps - 1) / kWarps);
 }

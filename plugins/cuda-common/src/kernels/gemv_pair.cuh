@@ -23,17 +23,33 @@ struct PairKernelArgs {
 // number is blockIdx.x itself (with the direct part first, ptxas spilled a register of the Q5_K +
 // Q8_0 pair). The grid is at most one wave of resident blocks (pair_grid), so neither part waits for
 // the other's blocks to leave.
-template <class DotS, class DotD>
+// kBulk: the streamed part takes its weights through bulk copies (stream_part_bulk; the launch then
+// gives every block kStreamBulkSharedBytes<DotS> of dynamic shared memory for the rings).
+template <class DotS, class DotD, bool kBulk>
 __global__ void __launch_bounds__(kThreads, tuning::kGemvStreamMinBlocksPerSm)
     gemv_pair_kernel(const __grid_constant__ PairKernelArgs p) {
     __shared__ __align__(16) uint8_t table[kTableSmem<DotD>];
     __shared__ float red[2][1][kWarps][kRowsPerWarp];
     if (blockIdx.x < p.streamed_blocks) {  // block-uniform: each part's barriers see its whole block
-        stream_part<DotS, kMaxMatrices, kStreamRows, kStreamUnroll>(p.streamed, GridPart{0, p.streamed_blocks});
+        if constexpr (kBulk) {
+            extern __shared__ __align__(128) uint8_t rings[];
+            stream_part_bulk<DotS, kMaxMatrices>(p.streamed, GridPart{0, p.streamed_blocks}, rings);
+        } else {
+            stream_part<DotS, kMaxMatrices, kStreamRows, kStreamUnroll>(p.streamed, GridPart{0, p.streamed_blocks});
+        }
     } else {
         direct_part<DotD, DotD::kAlign, kMaxMatrices, 1>(p.direct, GridPart{p.streamed_blocks, gridDim.x - p.streamed_blocks},
                                                          table, red);
     }
+}
+
+// The pair's grid (pair_grid: one wave, split by bytes) and its launch.
+template <auto Kernel, int SharedBytes>
+void launch_pair_grid(PairKernelArgs& p, double s_bytes, int64_t stream_units, double d_bytes, cudaStream_t stream) {
+    const int64_t max_blocks = static_cast<int64_t>(sm_count()) * blocks_per_sm<Kernel, SharedBytes>();
+    const PairGrid grid = pair_grid(max_blocks, s_bytes, stream_units, d_bytes, p.direct.n_block_tiles);
+    p.streamed_blocks = grid.streamed_blocks;
+    (void)launch_chained(Kernel, grid.direct_blocks + grid.streamed_blocks, kThreads, SharedBytes, stream, p);
 }
 
 // DENSE_CUDA_GEMV_PAIR=0 launches every list per format and order, as before the pairs (read once;
@@ -95,11 +111,15 @@ bool launch_pair(const uint32_t* types, const GemvLaunch* calls, int n, uint32_t
             d_bytes += orders[plan.direct[j]].bytes;
         }
 
-        constexpr auto kernel = gemv_pair_kernel<DotS, DotD>;
-        const int64_t max_blocks = static_cast<int64_t>(sm_count()) * blocks_per_sm<kernel, 0>();
-        const PairGrid grid = pair_grid(max_blocks, s_bytes, (tasks + kWarps - 1) / kWarps, d_bytes, p.direct.n_block_tiles);
-        p.streamed_blocks = grid.streamed_blocks;
-        (void)launch_chained(kernel, grid.direct_blocks + grid.streamed_blocks, kThreads, 0, stream, p);
+        const int64_t stream_units = (tasks + kWarps - 1) / kWarps;
+        bool bulk = false;
+        if constexpr (tuning::kGemvStreamBulkCopies) {
+            bulk = stream_bulk_enabled();
+            if (bulk)
+                launch_pair_grid<gemv_pair_kernel<DotS, DotD, true>, kStreamBulkSharedBytes<DotS>>(p, s_bytes, stream_units,
+                                                                                                   d_bytes, stream);
+        }
+        if (!bulk) launch_pair_grid<gemv_pair_kernel<DotS, DotD, false>, 0>(p, s_bytes, stream_units, d_bytes, stream);
         err = cudaGetLastError();
         return true;
     }
