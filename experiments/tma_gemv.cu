@@ -21,7 +21,8 @@
 // in shared memory, so Dot::unit's aligned loads stay legal.
 //
 // Build (here or on the GPU machine):
-//   nvcc -O3 -std=c++20 -arch=sm_90 -DDENSE_CUDA_TARGET_CC=90 -Iplugins/cuda-common/src \
+// (--fmad=false as the packs build: the same device code as the pack's kernels)
+//   nvcc -O3 -std=c++20 --fmad=false -arch=sm_90 -DDENSE_CUDA_TARGET_CC=90 -Iplugins/cuda-common/src \
 //        -Ibuild-gpu/plugins/generated experiments/tma_gemv.cu plugins/cuda-common/src/kernels/launch_chain.cu \
 //        -o experiments/tma_gemv_bin
 // Run: experiments/tma_gemv_bin [format ...]     (default: every format), µs and GB/s a GEMV.
@@ -34,6 +35,7 @@
 #include "kernels/gemv_dot_q5_k.cuh"
 #include "kernels/gemv_dot_q6_k.cuh"
 #include "kernels/gemv_dot_q8_0.cuh"
+#include "kernels/bulk_copy.cuh"
 #include "kernels/gemv_kernel.cuh"
 
 #include <cuda_fp16.h>
@@ -63,38 +65,6 @@ namespace {
 constexpr int kSlices = 8;  // kStreamSlices: 8 slices x 4 lanes = one row group a warp
 constexpr int kRows = 2;    // kStreamRows
 static_assert(kStreamGroupsPerWarp == 1 && kStreamRows == kRows, "the pack's streamed shape");
-
-// ---- mbarrier and bulk copy (PTX ISA 8.0, sm_90) ---------------------------------------------------
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void mbar_init(uint64_t* bar) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(bar)) : "memory");
-}
-__device__ __forceinline__ void fence_barrier_init() {
-    // The barriers' initialisation, visible to the async proxy that completes the copies' bytes.
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-}
-__device__ __forceinline__ void mbar_expect_bytes(uint64_t* bar, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void bulk_copy(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                     smem_addr(dst)),
-                 "l"(src), "r"(bytes), "r"(smem_addr(bar))
-                 : "memory");
-}
-__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
-    uint32_t done = 0;
-    do {
-        asm volatile(
-            "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
-            : "=r"(done)
-            : "r"(smem_addr(bar)), "r"(parity)
-            : "memory");
-    } while (done == 0);
-}
 
 // A warp's ring: D stages of kRows row pieces, each piece room for 8 steps plus the 16-byte
 // alignment head and tail.
@@ -131,9 +101,9 @@ __device__ __forceinline__ void issue_stage(const GemvKernelArgs& p, const WarpW
         bytes[r] = (head + static_cast<uint32_t>(steps * Dot::kStepBytes) + 15u) & ~15u;
         total += bytes[r];
     }
-    mbar_expect_bytes(bar, total);
+    bulk_barrier_expect(bar, total);
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) bulk_copy(stage + r * kRowPieceBytes<Dot>, from[r], bytes[r], bar);
+    for (int r = 0; r < kRows; ++r) bulk_copy_to_shared(stage + r * kRowPieceBytes<Dot>, from[r], bytes[r], bar);
 }
 
 template <class Dot, int D, int B>
@@ -158,8 +128,8 @@ __global__ void __launch_bounds__(kThreads, B) tma_stream_kernel(const __grid_co
     // Weights are immutable: the ring fills before the wait for the kernel ahead (launch_chain.cuh).
     if (lane == 0) {
 #pragma unroll
-        for (int i = 0; i < D; ++i) mbar_init(&bar[i]);
-        fence_barrier_init();
+        for (int i = 0; i < D; ++i) bulk_barrier_init(&bar[i]);
+        bulk_barrier_init_fence();
         for (int64_t g = 0; g < D && g < ww.stages; ++g) issue_stage<Dot>(p, ww, g, ring + g * kStageBytes<Dot>, &bar[g]);
     }
     __syncwarp();
@@ -192,7 +162,7 @@ __global__ void __launch_bounds__(kThreads, B) tma_stream_kernel(const __grid_co
         const int st = kSlices * c + slice;
         ActUnit a;
         if (st < p.steps) load_act_pair(p.act, st * 8 + 2 * u, a);
-        mbar_wait(&bar[slot], static_cast<uint32_t>((g / D) & 1));
+        bulk_barrier_wait(&bar[slot], static_cast<uint32_t>((g / D) & 1));
         const uint8_t* stage = ring + slot * kStageBytes<Dot>;
         if (st < p.steps) {
 #pragma unroll

@@ -54,6 +54,8 @@ inline constexpr int kGemvStreamMinBlocksPerSm = 3;
 // register loads (gemv_kernel.cuh, stream_part_bulk; the same bits). Compiled here; whether a launch
 // takes them is stream_bulk_enabled().
 inline constexpr bool kGemvStreamBulkCopies = true;
+inline constexpr int kGemvStreamBulkStages = 2;          // a warp's ring: stages of 8 steps x 2 rows
+inline constexpr int kGemvStreamBulkMinBlocksPerSm = 3;  // their kernels' __launch_bounds__
 // Quantized GEMM (GEMM_Q: T activations at once, kernels/gemm_launch.cuh): the GEMV kernel with up to
 // kGemmColumns columns per pass over a weight step, compiled for kGemmMinBlocksPerSm resident blocks
 // (up to 128 registers: the C sums, a column's activation and the step's decoded weights stay in
@@ -89,6 +91,8 @@ inline constexpr bool kGemvStreamLayout = false;  // (it needs the direct loads)
 inline constexpr bool kGemvStreamRingFormats = false;  // not measured on an RTX 50xx yet
 inline constexpr int kGemvStreamMinBlocksPerSm = 3;
 inline constexpr bool kGemvStreamBulkCopies = false;  // (streamed matrices only)
+inline constexpr int kGemvStreamBulkStages = 2;
+inline constexpr int kGemvStreamBulkMinBlocksPerSm = 3;
 inline constexpr int kGemmColumns = 8;           // GEMM: as sm90 (not measured on an RTX 50xx yet)
 inline constexpr int kGemmMinBlocksPerSm = 2;
 inline constexpr int kFloatGemvThreads = 256;

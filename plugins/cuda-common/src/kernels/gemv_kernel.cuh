@@ -1090,7 +1090,7 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvStreamMinBlocksPerSm)
 // past its last (inside every buffer's read slack, device_api.cpp kReadSlack, and never before the
 // matrix's 16-byte-aligned start), so a step keeps its address mod 16 and Dot::unit's aligned loads
 // stay legal. experiments/tma_gemv.cu measured it against stream_part (docs/perf-notes.md, session 30).
-inline constexpr int kStreamBulkStages = 2;
+inline constexpr int kStreamBulkStages = tuning::kGemvStreamBulkStages;
 // A row's piece of a stage: 8 steps, the copy's head and tail (at most 16 bytes together), and 16
 // more for the word loads that reach past a unit's last byte (Q6_K's funnel shifts).
 template <class Dot>
@@ -1240,7 +1240,7 @@ __device__ __forceinline__ void stream_part_bulk(const GemvKernelArgs& p, const 
 }
 
 template <class Dot, int M>
-__global__ void __launch_bounds__(kThreads, tuning::kGemvStreamMinBlocksPerSm)
+__global__ void __launch_bounds__(kThreads, tuning::kGemvStreamBulkMinBlocksPerSm)
     gemv_stream_bulk_kernel(const __grid_constant__ GemvKernelArgs p) {
     extern __shared__ __align__(128) uint8_t rings[];
     stream_part_bulk<Dot, M>(p, WholeGrid{}, rings);

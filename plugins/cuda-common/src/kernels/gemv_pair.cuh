@@ -26,7 +26,7 @@ struct PairKernelArgs {
 // kBulk: the streamed part takes its weights through bulk copies (stream_part_bulk; the launch then
 // gives every block kStreamBulkSharedBytes<DotS> of dynamic shared memory for the rings).
 template <class DotS, class DotD, bool kBulk>
-__global__ void __launch_bounds__(kThreads, tuning::kGemvStreamMinBlocksPerSm)
+__global__ void __launch_bounds__(kThreads, kBulk ? tuning::kGemvStreamBulkMinBlocksPerSm : tuning::kGemvStreamMinBlocksPerSm)
     gemv_pair_kernel(const __grid_constant__ PairKernelArgs p) {
     __shared__ __align__(16) uint8_t table[kTableSmem<DotD>];
     __shared__ float red[2][1][kWarps][kRowsPerWarp];
