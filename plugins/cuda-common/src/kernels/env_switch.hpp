@@ -2,9 +2,9 @@
 // DENSE_CUDA_GEMM_MMA_PAIRS, DENSE_CUDA_GDN_STEP): each is on unless its environment variable is
 // exactly "0". Callers that read one per launch cache it themselves where the comment there says "read
 // once". Kernels that have not yet passed their GPU tests on a real device, or have shown no gain there,
-// are opt-in (env_switch_opt_in: on only when the variable is exactly "1"; DENSE_CUDA_ATTN_PREP,
-// DENSE_CUDA_GEMV_BULK), and
-// the pack runs the tested launches they replace.
+// are opt-in (env_switch_opt_in: on only when the variable is exactly "1"; DENSE_CUDA_ATTN_PREP), and
+// the pack runs the tested launches they replace. DENSE_CUDA_GEMV_BULK (0 / all) is read by
+// gemv_kernel.cuh itself.
 #pragma once
 
 #include <cstdlib>

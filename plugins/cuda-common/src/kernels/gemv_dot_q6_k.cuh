@@ -18,6 +18,8 @@ struct Q6_KDot {
     static constexpr int kStepBytes = kBlockBytes;
     static constexpr int kAlign = 2;  // 210 = 2 * 105
     static constexpr IqTable kTable = IqTable::None;
+    // The streamed GEMV reads it through bulk copies (gemv_kernel.cuh, StreamBulkOf: measured faster).
+    static constexpr bool kStreamBulk = true;
 
     template <int A>
     DENSE_DECODE_FN static void unit(const uint8_t* step, int u, const ActUnit& a, const IqTables&, float (&term)[2]) {

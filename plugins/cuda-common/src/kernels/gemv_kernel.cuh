@@ -856,10 +856,11 @@ inline int sm_count() {
 template <auto Kernel, int SharedBytes>
 int blocks_per_sm() {
     static const int n = [] {
-        // More than the 48 KB a launch gets by default (the bulk-copy rings): opted in once, before
-        // the occupancy query and every launch, which all come through here. If that fails, the
-        // launch fails and reports it.
-        if (SharedBytes > 48 * 1024 &&
+        // Dynamic shared memory declared up front, once, before the occupancy query and every
+        // launch (which all come through here): a block whose static plus dynamic shared memory
+        // passes 48 KB (the IQ3_S bulk kernel: a 32 KB codebook beside its rings) launches only
+        // with it. If that fails, the launch fails and reports it.
+        if (SharedBytes > 0 &&
             cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SharedBytes) != cudaSuccess) {
             (void)cudaGetLastError();
             return 1;
@@ -1089,7 +1090,7 @@ __global__ void __launch_bounds__(kThreads, tuning::kGemvStreamMinBlocksPerSm)
 // boundary at or below its first byte (bulk copies move aligned 16-byte runs) to at most 15 bytes
 // past its last (inside every buffer's read slack, device_api.cpp kReadSlack, and never before the
 // matrix's 16-byte-aligned start), so a step keeps its address mod 16 and Dot::unit's aligned loads
-// stay legal. experiments/tma_gemv.cu measured it against stream_part (docs/perf-notes.md, session 30).
+// stay legal.
 inline constexpr int kStreamBulkStages = tuning::kGemvStreamBulkStages;
 // A row's piece of a stage: 8 steps, the copy's head and tail (at most 16 bytes together), and 16
 // more for the word loads that reach past a unit's last byte (Q6_K's funnel shifts).
@@ -1102,14 +1103,35 @@ template <class Dot>
 inline constexpr int kStreamBulkSharedBytes = kWarps * kStreamBulkStages * kStreamBulkStageBytes<Dot>;
 static_assert(kStreamGroupsPerWarp == 1, "a bulk stage is one row group's rows");
 
-// Whether streamed launches take the bulk-copy kernels: where the arch's tuning compiles them, and
-// (until they have passed the GPU tests on a device: env_switch.hpp) only with DENSE_CUDA_GEMV_BULK=1.
-// Read at every launch, so a test can compare the two in one process.
-inline bool stream_bulk_enabled() {
+// Which formats take it is measured per format (experiments/tma_gemv.cu on an H200, session 30, µs
+// a GEMV at 5120 x 17408 / 17408 x 5120 / 6144 x 5120 / 5120 x 10240, register loads -> bulk copies):
+//   Q8_0    27.7 / 29.6 / 12.3 / 19.0 -> 23.7 / 24.4 /  9.4 / 14.9  (78-62 % of read -> 92-82 %)
+//   Q6_K    30.0 / 31.5 / 12.7 / 20.7 -> 29.3 / 28.5 / 10.1 / 19.3
+//   IQ3_S   30.7 / 32.3 / 14.4 / 20.3 -> 29.7 / 29.5 / 13.2 / 19.3
+//   IQ3_XXS 27.1 / 28.5 / 11.1 / 18.4 -> 27.2 / 27.2 / 10.5 / 18.1
+// Those declare kStreamBulk. The others lose: Q4_K 14.7 / 14.8 / 6.5 / 10.1 -> 17.8 / 17.8 / 6.7 /
+// 11.9, IQ4_XS, IQ4_NL, Q2_K and Q5_K (but for ssm_out) alike, Q3_K and the IQ2 formats mostly; a ring
+// of 3, 4 or 6 stages at 2 or 1 blocks an SM was slower for every format. The formats that gain are
+// the ones whose units need the most load instructions per byte (Q8_0 was the one format bound by the
+// load queue, session 29) or the most registers; where the decode is short, the register loads of
+// 2 steps x 2 rows overlap better than a ring of 2 stages whose next copy waits for the warp.
+template <class D, class = void>
+struct StreamBulkOf : std::false_type {};
+template <class D>
+struct StreamBulkOf<D, std::void_t<decltype(D::kStreamBulk)>> : std::bool_constant<D::kStreamBulk> {};
+
+// Whether a streamed launch of format Dot takes the bulk-copy kernel: where the arch's tuning compiles
+// them, for the formats above; DENSE_CUDA_GEMV_BULK=0 for none, =all for every format (the tests'
+// bit-for-bit comparison, A/B runs). Read at every launch, so a test can compare them in one process.
+template <class Dot>
+bool stream_bulk_enabled() {
     if constexpr (!tuning::kGemvStreamBulkCopies) {
         return false;
     } else {
-        return env_switch_opt_in("DENSE_CUDA_GEMV_BULK");
+        const char* v = std::getenv("DENSE_CUDA_GEMV_BULK");
+        if (v != nullptr && std::strcmp(v, "0") == 0) return false;
+        if (v != nullptr && std::strcmp(v, "all") == 0) return true;
+        return StreamBulkOf<Dot>::value;
     }
 }
 
@@ -1265,7 +1287,7 @@ cudaError_t launch_stream(GemvKernelArgs p, cudaStream_t stream) {
     const int64_t tasks = number_stream_tasks(p);
     if (tasks == 0) return cudaSuccess;
     if constexpr (tuning::kGemvStreamBulkCopies) {
-        if (stream_bulk_enabled())
+        if (stream_bulk_enabled<Dot>())
             return launch_balanced<gemv_stream_bulk_kernel<Dot, M>, kStreamBulkSharedBytes<Dot>>(p, stream,
                                                                                               (tasks + kWarps - 1) / kWarps);
     }

@@ -114,7 +114,7 @@ bool launch_pair(const uint32_t* types, const GemvLaunch* calls, int n, uint32_t
         const int64_t stream_units = (tasks + kWarps - 1) / kWarps;
         bool bulk = false;
         if constexpr (tuning::kGemvStreamBulkCopies) {
-            bulk = stream_bulk_enabled();
+            bulk = stream_bulk_enabled<DotS>();
             if (bulk)
                 launch_pair_grid<gemv_pair_kernel<DotS, DotD, true>, kStreamBulkSharedBytes<DotS>>(p, s_bytes, stream_units,
                                                                                                    d_bytes, stream);
