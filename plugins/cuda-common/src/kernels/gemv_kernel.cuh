@@ -1113,10 +1113,11 @@ static_assert(kStreamGroupsPerWarp == 1, "a bulk stage is one row group's rows")
 //   Q6_K    30.0 / 31.5 / 12.7 / 20.7 -> 29.3 / 28.5 / 10.1 / 19.3
 //   IQ3_S   30.7 / 32.3 / 14.4 / 20.3 -> 29.7 / 29.5 / 13.2 / 19.3
 //   IQ3_XXS 27.1 / 28.5 / 11.1 / 18.4 -> 27.2 / 27.2 / 10.5 / 18.1
-// Q8_0, Q6_K and IQ3_XXS declare kStreamBulk: their bulk kernels gave the register kernels' bits on
-// that H200 (CudaGemv.BulkCopyStreamIsBitIdenticalToRegisterStream). IQ3_S's failed to launch there
-// (its codebook and rings passed 48 KB before the opt-in below covered static memory); fixed, not yet
-// run on a device, so it takes bulk copies only with DENSE_CUDA_GEMV_BULK=all for now. The others lose: Q4_K 14.7 / 14.8 / 6.5 / 10.1 -> 17.8 / 17.8 / 6.7 /
+// Q8_0, Q6_K, IQ3_XXS and IQ3_S declare kStreamBulk: their bulk kernels gave the register kernels'
+// bits on that H200 (CudaGemv.BulkCopyStreamIsBitIdenticalToRegisterStream; IQ3_S's, whose codebook
+// and rings pass 48 KB, after the opt-in below came to count static memory: on an H100, session 31,
+// where it ran 30.8 / 32.2 / 14.5 / 20.3 -> 29.8 / 29.6 / 13.4 / 19.3 µs as well).
+// The others lose: Q4_K 14.7 / 14.8 / 6.5 / 10.1 -> 17.8 / 17.8 / 6.7 /
 // 11.9, IQ4_XS, IQ4_NL, Q2_K and Q5_K (but for ssm_out) alike, Q3_K and the IQ2 formats mostly; a ring
 // of 3, 4 or 6 stages at 2 or 1 blocks an SM was slower for every format. The formats that gain are
 // the ones whose units need the most load instructions per byte (Q8_0 was the one format bound by the
