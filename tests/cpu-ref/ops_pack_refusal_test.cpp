@@ -218,6 +218,13 @@ Spec check_finite(Arena& a, std::mt19937_64& rng) {
     s.dst = {i32(a.i32(0))};
     return s;
 }
+Spec argmax(Arena& a, std::mt19937_64& rng) {
+    Spec s;
+    s.kind = DENSE_OP_ARGMAX;
+    s.src = {f32(a.floats(10, rng), 10)};
+    s.dst = {i32(a.i32(0))};
+    return s;
+}
 Spec embed_row(Arena& a, std::mt19937_64& rng) {  // F32 table {8, 5}, row from src1
     Spec s;
     s.kind = DENSE_OP_EMBED_ROW;
@@ -506,6 +513,16 @@ std::vector<Mutation> specific_mutations(dense_op_kind kind) {
                          }});
             m.push_back({"status inside x", [](Spec& s, Arena&) { s.dst[0].data = s.src[0].data; }});
             break;
+        case DENSE_OP_ARGMAX:
+            m.push_back({"index as F32", [](Spec& s, Arena&) { s.dst[0].type = DENSE_TYPE_F32; }});
+            m.push_back({"x 2-D", [](Spec& s, Arena&) {
+                             s.src[0].ne[0] = 5;
+                             s.src[0].ne[1] = 2;
+                         }});
+            m.push_back({"x empty", [](Spec& s, Arena&) { s.src[0].ne[0] = 0; }});
+            m.push_back({"index inside x", [](Spec& s, Arena&) { s.dst[0].data = s.src[0].data; }});
+            m.push_back({"two indices", [](Spec& s, Arena&) { s.dst.push_back(s.dst[0]); }});
+            break;
         case DENSE_OP_EMBED_ROW:
             m.push_back({"row -1", [](Spec& s, Arena&) { set_i32(s, 1, -1); }, When::AtRun});
             m.push_back({"row = vocab", [](Spec& s, Arena&) { set_i32(s, 1, 5); }, When::AtRun});
@@ -538,7 +555,8 @@ TEST_F(CpuRefOpsRefusal, EveryMalformedCallIsRefusedWithOneLogLineAndNoWrite) {
         {"swiglu", swiglu},           {"rope", rope},             {"kv_store", kv_store},
         {"attn_decode", attn_decode}, {"conv1d_causal", conv1d},  {"gdn_gates", gdn_gates},
         {"gdn_decode", gdn_decode},   {"check_finite", check_finite}, {"embed_row", embed_row},
-        {"gemv_q", gemv_accumulate},  {"gdn_step", gdn_step},     {"attn_prep", attn_prep}};
+        {"gemv_q", gemv_accumulate},  {"gdn_step", gdn_step},     {"attn_prep", attn_prep},
+        {"argmax", argmax}};
     std::mt19937_64 rng(301);
     std::size_t refusals = 0;
     for (const auto& [name, build] : builders) {

@@ -33,7 +33,8 @@ TEST_F(CpuRefOpsPack, RegistersEveryActivationOpOnceWithoutTypes) {
         {DENSE_OP_RMS_NORM, "rms_norm"},     {DENSE_OP_ROPE, "rope"},           {DENSE_OP_ATTN_DECODE, "attn_decode"},
         {DENSE_OP_GDN_DECODE, "gdn_decode"}, {DENSE_OP_CONV1D_CAUSAL, "conv1d_causal"}, {DENSE_OP_SWIGLU, "swiglu"},
         {DENSE_OP_L2_NORM, "l2_norm"},       {DENSE_OP_GATED_RMS_NORM, "gated_rms_norm"},
-        {DENSE_OP_GDN_GATES, "gdn_gates"},   {DENSE_OP_KV_STORE, "kv_store"},   {DENSE_OP_CHECK_FINITE, "check_finite"}};
+        {DENSE_OP_GDN_GATES, "gdn_gates"},   {DENSE_OP_KV_STORE, "kv_store"},   {DENSE_OP_CHECK_FINITE, "check_finite"},
+        {DENSE_OP_ARGMAX, "argmax"}};
     for (const auto& [kind, name] : ops) {
         int count = 0;
         for (std::size_t i = 0; i < host_.ops.size(); ++i) {
@@ -297,6 +298,37 @@ TEST_F(CpuRefOpsPack, CheckFiniteSetsTheStatusWordOnlyForNanOrInf) {
         ok(DENSE_OP_CHECK_FINITE, {f32(y.data(), kEmbd)}, {i32(&status)});
         EXPECT_EQ(status, 1) << bad;
     }
+}
+
+// ARGMAX is std::max_element: the first of equal maxima, NaN never chosen unless it is element 0.
+TEST_F(CpuRefOpsPack, ArgmaxIsTheFirstLargestElementAsMaxElementGivesIt) {
+    std::mt19937_64 rng(209);
+    const int64_t n = 151936;  // a real vocabulary, not a multiple of 4 tokens' worth of lanes
+    auto x = uniform(n, rng, -20.0f, 20.0f);
+    const auto argmax = [&](std::vector<float>& v) {
+        int32_t index = -1;
+        ok(DENSE_OP_ARGMAX, {f32(v.data(), static_cast<int64_t>(v.size()))}, {i32(&index)});
+        return index;
+    };
+    const auto max_element_index = [](const std::vector<float>& v) {
+        return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
+    };
+    EXPECT_EQ(argmax(x), max_element_index(x));
+    x[77777] = 25.0f;
+    x[120000] = 25.0f;  // a tie: the lower index
+    x[5] = std::nanf("");  // a NaN past index 0 is never chosen
+    EXPECT_EQ(argmax(x), 77777);
+    x[n - 1] = std::numeric_limits<float>::infinity();
+    EXPECT_EQ(argmax(x), n - 1);
+    x[0] = std::nanf("");  // element 0 NaN: nothing compares larger, 0 stays
+    EXPECT_EQ(argmax(x), 0);
+    EXPECT_EQ(argmax(x), max_element_index(x));
+    std::vector<float> low(37, -std::numeric_limits<float>::infinity());
+    EXPECT_EQ(argmax(low), 0);
+    low[36] = -1e30f;
+    EXPECT_EQ(argmax(low), 36);
+    std::vector<float> one{-3.0f};
+    EXPECT_EQ(argmax(one), 0);
 }
 
 TEST_F(CpuRefOpsPack, EmbedRowTakesItsRowFromAnI32Input) {

@@ -1,4 +1,4 @@
-// SWIGLU, GDN_GATES, CHECK_FINITE, CONV1D_CAUSAL and KV_STORE on the GPU against the cpu-ref oracle, on
+// SWIGLU, GDN_GATES, CHECK_FINITE, ARGMAX, CONV1D_CAUSAL and KV_STORE on the GPU against the cpu-ref oracle, on
 // fresh seeded random inputs at the Qwen3.5-27B shapes and at small odd shapes, outputs poisoned first.
 //
 // Tolerances (why):
@@ -9,13 +9,14 @@
 //   conv1d: |err| <= 1e-6 * (sum_i |taps_i window_i| + |want|): the GPU sums the K products in fp32 in
 //     tap order (error <= K * 2^-24 of the sum of magnitudes), SiLU's slope is <= 1.1, and cpu-ref
 //     rounds a double result once. The shifted state is a copy: bit-exact.
-//   kv_store and check_finite: exact (conversion with round-to-nearest-even, a flag).
+//   kv_store, check_finite and argmax: exact (conversion with round-to-nearest-even, a flag, an index).
 #include "cuda/gpu_ops_support.hpp"
 
 #include "kernels/ops.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 #include <limits>
@@ -98,6 +99,56 @@ TEST(CudaCheckFinite, SetsTheStatusWordOnlyForNanOrInf) {
         run_op(gpu, DENSE_OP_CHECK_FINITE, {dx.view}, {status.view}, nullptr, label);
         if (HasFatalFailure()) return;
         EXPECT_EQ(download_i32(gpu, status), k.status_after) << label;
+    }
+}
+
+// ARGMAX against cpu-ref's sequential loop (std::max_element's answer): random logits at the 27B's
+// vocabulary and odd lengths, with planted ties (the lowest index wins), NaN past index 0 (never
+// chosen), NaN at index 0 (0 stays), +-Inf, and a view starting 4 bytes into its buffer (the kernel's
+// path without 16-byte loads).
+TEST(CudaArgmax, IsTheFirstLargestElementAsCpuRefGivesIt) {
+    DENSE_REQUIRE_GPU(gpu);
+    std::mt19937_64 rng(710);
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    struct Case {
+        int64_t n;
+        const char* plant;
+    };
+    const Case cases[] = {{248320, "none"}, {248320, "tie"},      {151936, "nan"},  {248320, "nan0"}, {248320, "inf"},
+                          {248320, "-inf"}, {1, "none"},          {3, "tie"},       {4097, "tie"},    {1000003, "none"},
+                          {8191, "tie end"}, {248320, "all equal"}};
+    for (const Case& k : cases) {
+        for (const bool offset : {false, true}) {
+            auto buf = uniform(static_cast<std::size_t>(k.n), rng, -30.0f, 30.0f);
+            float* x = buf.data();
+            const std::string plant = k.plant;
+            std::uniform_int_distribution<int64_t> at(0, k.n - 1);
+            if (plant == "tie" || plant == "tie end") {
+                const int64_t a = plant == "tie end" ? k.n - 2 : at(rng), b = plant == "tie end" ? k.n - 1 : at(rng);
+                x[std::max<int64_t>(a, 0)] = 31.0f;
+                x[b] = 31.0f;
+            } else if (plant == "nan") {
+                x[at(rng)] = nan;
+                x[k.n - 1] = nan;
+            } else if (plant == "nan0") {
+                x[0] = nan;
+            } else if (plant == "inf") {
+                x[at(rng)] = inf;
+            } else if (plant == "-inf") {
+                for (int64_t i = 0; i < k.n; ++i) x[i] = -inf;
+                x[k.n / 3] = -1e38f;
+            } else if (plant == "all equal") {
+                for (int64_t i = 0; i < k.n; ++i) x[i] = 2.5f;
+            }
+            const auto want = static_cast<int32_t>(cpuref::first_largest_index(x, k.n));
+            DevMatrix dx = upload_matrix(gpu, &buf, k.n, 1, 0, offset ? 1 : 0);
+            const dense_tensor_view view = dx.view;
+            DevScalar index = upload_i32(gpu, -7);
+            const std::string label = "n = " + std::to_string(k.n) + ", " + plant + (offset ? ", at +4 bytes" : "");
+            run_op(gpu, DENSE_OP_ARGMAX, {view}, {index.view}, nullptr, label);
+            if (HasFatalFailure()) return;
+            EXPECT_EQ(download_i32(gpu, index), want) << label;
+        }
     }
 }
 

@@ -9,6 +9,7 @@
 #include "plan/plan_fixture.hpp"
 #include "plan/weight_arena.hpp"
 #include "synth/synth_model.hpp"
+#include "text/sampler.hpp"
 
 #include <gtest/gtest.h>
 
@@ -642,6 +643,31 @@ TEST(GpuSession, RowSplitLayerObserverChangesNoResult) {
     EXPECT_GT(layers_seen, 0);
     EXPECT_EQ(first_differing, -1) << "logits differ first at position " << first_differing;
     EXPECT_EQ(watched->snapshot_state(), plain->snapshot_state());
+}
+
+// The token step's greedy choice on the GPU (ARGMAX at the end of the step, ABI 1.12) is the host's
+// scan over the same logits: after a prompt whose last token ends a batched step (the head alone) and
+// after token steps, replayed from the captured graph and run op by op.
+TEST(GpuSession, DeviceGreedyChoiceIsTheHostScanOfTheSameLogits) {
+    REQUIRE_GPU(gpu);
+    const SynthFile f = synth_tiny("seed-iq4");
+    for (const bool captured : {false, true}) {
+        auto s = session_on(*f.model, *gpu, captured);
+        const auto prompt = random_prompt(33, static_cast<int32_t>(s->n_vocab()), 11);
+        s->prefill(prompt, true);
+        ASSERT_TRUE(s->greedy_token().has_value()) << "the CUDA pack registers ARGMAX";
+        EXPECT_EQ(*s->greedy_token(), text::greedy_token(s->logits()));
+        int32_t tok = *s->greedy_token();
+        for (int i = 0; i < 8; ++i) {
+            s->step(tok, true);
+            const auto chosen = s->greedy_token();
+            ASSERT_TRUE(chosen.has_value());
+            EXPECT_EQ(*chosen, text::greedy_token(s->logits())) << "step " << i << (captured ? ", captured" : "");
+            tok = *chosen;
+        }
+        s->step(tok, false);
+        EXPECT_FALSE(s->greedy_token().has_value());
+    }
 }
 
 // Bad input is refused before anything runs on the GPU, and the session goes on as if it never came.

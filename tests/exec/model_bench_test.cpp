@@ -7,9 +7,10 @@
 namespace dense::test {
 namespace {
 
-// `bench`'s tg rows time the host's choice of every next token (greedy over the logits) apart: it is
-// inside every tg figure, and was 1.2-1.9 ms of it on the build machine before session 29's blocked
-// scans (text/sampler.cpp). The report says how much of a token it took.
+// `bench`'s tg rows time the host's part of choosing every next token apart: it is inside every tg
+// figure. It was the scan over the logits (1.2-1.9 ms of a token on the build machine before session
+// 29's blocked scans, text/sampler.cpp; 0.2-0.4 ms on the GPU hosts); since ABI 1.12 the device
+// chooses (ARGMAX) and the host reads one word. The report says which, and how much of a token it took.
 TEST(ModelBench, TgRowsTimeTheHostsTokenChoice) {
     auto model = bind_file(gguf::GgufFile::open(data_dir() / "golden-tiny" / "tiny-qwen35-f32.gguf"));
     auto session = make_session(*model, 32);
@@ -24,11 +25,18 @@ TEST(ModelBench, TgRowsTimeTheHostsTokenChoice) {
     const double token_ms = 1e3 / tg.mean_tok_per_s();
     EXPECT_GT(tg.select_ms, 0.0);
     EXPECT_LT(tg.select_ms, token_ms);  // a part of the token's time
+    EXPECT_TRUE(tg.greedy_on_device) << "cpu-ref implements ARGMAX: the graph chooses";
     bench::BenchReport r;
     r.rows = rows;
     const auto md = bench::to_markdown(r);
-    EXPECT_NE(md.find("tg4 at depth 0: choosing the next token on the host (greedy) took "), std::string::npos) << md;
+    EXPECT_NE(md.find("tg4 at depth 0: choosing the next token (greedy, ARGMAX on the device; the host reads it back) took "),
+              std::string::npos)
+        << md;
     EXPECT_NE(bench::to_json(r).find("\"select_ms_per_token\""), std::string::npos);
+    EXPECT_NE(bench::to_json(r).find("\"greedy_on_device\": true"), std::string::npos);
+    r.rows[0].greedy_on_device = false;  // packs without ARGMAX: the host scans the logits
+    EXPECT_NE(bench::to_markdown(r).find("tg4 at depth 0: choosing the next token on the host (greedy over the logits copied back) took "),
+              std::string::npos);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "exec/session_fixture.hpp"
 #include "gguf/gguf_writer.hpp"
+#include "text/sampler.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -46,6 +47,34 @@ TEST(SessionRules, StateOnlyPrefixGivesBitIdenticalLastLogits) {
     ASSERT_EQ(full->logits().size(), lean->logits().size());
     EXPECT_EQ(std::memcmp(full->logits().data(), lean->logits().data(), full->logits().size_bytes()), 0);
     EXPECT_EQ(full->snapshot_state(), lean->snapshot_state());
+}
+
+// A step with logits ends with the greedy choice on the session's device (ARGMAX, ABI 1.12; cpu-ref
+// here, the GPU packs in gpu_session_test.cpp): it is the host's scan over the same logits, after token
+// steps and after a prompt, and there is none after a state-only step or a reset.
+TEST(SessionRules, DeviceGreedyChoiceIsTheHostScanOfTheSameLogits) {
+    auto model = golden();
+    const auto ids = golden_tokens();
+    auto s = make_session(*model, static_cast<int64_t>(ids.size()) + 16);
+    EXPECT_FALSE(s->greedy_token().has_value());
+    s->prefill(ids, true);
+    ASSERT_TRUE(s->greedy_token().has_value());
+    EXPECT_EQ(*s->greedy_token(), text::greedy_token(s->logits()));
+    int32_t tok = *s->greedy_token();
+    for (int i = 0; i < 6; ++i) {
+        s->step(tok, true);
+        const auto chosen = s->greedy_token();
+        ASSERT_TRUE(chosen.has_value());
+        EXPECT_EQ(*chosen, text::greedy_token(s->logits())) << "step " << i;
+        tok = *chosen;
+    }
+    s->step(tok, false);
+    EXPECT_FALSE(s->greedy_token().has_value());
+    EXPECT_THROW((void)s->logits(), Error);
+    s->step(tok, true);
+    EXPECT_TRUE(s->greedy_token().has_value());
+    s->reset();
+    EXPECT_FALSE(s->greedy_token().has_value());
 }
 
 TEST(SessionRules, NanStepLeavesStateAndPositionUntouched) {

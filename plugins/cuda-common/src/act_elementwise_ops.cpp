@@ -1,8 +1,11 @@
-// SWIGLU and CHECK_FINITE (same views as cpu-ref's elementwise_ops.cpp).
+// SWIGLU, CHECK_FINITE and ARGMAX (same views as cpu-ref's elementwise_ops.cpp; ARGMAX's contract is
+// pack-common's argmax_contract.hpp).
 #include "act_handlers.hpp"
 
 #include "act_quantized_copy.hpp"
 #include "kernels/act_launchers.hpp"
+
+#include <dense/pack_common/argmax_contract.hpp>
 
 namespace dense::cuda::act {
 
@@ -41,6 +44,18 @@ std::string handle_check_finite(Invocation& inv) {
     if (!err.empty() || inv.phase != Phase::Run) return err;
     launch(inv, "check_finite launch", [&](cudaStream_t s) {
         return launch_check_finite(f32_in(c.src[0]), c.src[0].ne[0], static_cast<int32_t*>(c.dst[0].data), s);
+    });
+    return {};
+}
+
+// x {n} -> I32 {1} (device memory): the lowest index of the largest element (DENSE_OP_ARGMAX).
+std::string handle_argmax(Invocation& inv) {
+    const dense_op_call& c = inv.call;
+    int64_t n = 0;
+    std::string err = pack_common::check_argmax_call(c, n);
+    if (!err.empty() || inv.phase != Phase::Run) return err;
+    launch(inv, "argmax launch", [&](cudaStream_t s) {
+        return launch_argmax(f32_in(c.src[0]), n, static_cast<int32_t*>(c.dst[0].data), s);
     });
     return {};
 }

@@ -64,6 +64,7 @@ std::string handle_gdn_step(Invocation& inv);
 // act_elementwise_ops.cpp
 std::string handle_swiglu(Invocation& inv);
 std::string handle_check_finite(Invocation& inv);
+std::string handle_argmax(Invocation& inv);
 
 // ---- helpers shared by the handlers ---------------------------------------------------------------
 

@@ -34,6 +34,7 @@ Handler activation_handler(dense_op_kind kind) noexcept {
         case DENSE_OP_ATTN_PREP: return handle_attn_prep;
         case DENSE_OP_KV_STORE: return handle_kv_store;
         case DENSE_OP_CHECK_FINITE: return handle_check_finite;
+        case DENSE_OP_ARGMAX: return handle_argmax;
         default: return nullptr;
     }
 }
@@ -145,6 +146,7 @@ void plan_activation_ops(PackState& state) {
         {DENSE_OP_GDN_GATES, "gdn_gates"},
         {DENSE_OP_KV_STORE, "kv_store"},
         {DENSE_OP_CHECK_FINITE, "check_finite"},
+        {DENSE_OP_ARGMAX, "argmax"},
         {DENSE_OP_GDN_STEP, "gdn_step"},
         {DENSE_OP_ATTN_PREP, "attn_prep"},
     };

@@ -5,6 +5,7 @@
 //   ROPE, KV_STORE, ATTN_DECODE               act_attention_ops.cpp  kernels/ops_rope.cu, ops_attention.cu
 //   CONV1D_CAUSAL, GDN_GATES, GDN_DECODE      act_gdn_ops.cpp        kernels/ops_conv.cu, ops_gdn.cu, ops_elementwise.cu
 //   SWIGLU, CHECK_FINITE                      act_elementwise_ops.cpp kernels/ops_elementwise.cu
+//   ARGMAX                                    act_elementwise_ops.cpp kernels/ops_argmax.cu
 //
 // The views each op accepts are exactly cpu-ref's (plugins/cpu-ref/src/pack/*_ops.cpp), with the data
 // on one CUDA device: every call is validated completely on the host first (bad call:

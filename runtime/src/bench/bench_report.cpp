@@ -82,7 +82,9 @@ std::string to_markdown(const BenchReport& r) {
         }
         for (const auto& row : r.rows)
             if (row.test.rfind("tg", 0) == 0 && row.mean_tok_per_s() > 0) {
-                o << "\n" << row.test << " at depth " << row.depth << ": choosing the next token on the host (greedy) took "
+                o << "\n" << row.test << " at depth " << row.depth << ": choosing the next token "
+                  << (row.greedy_on_device ? "(greedy, ARGMAX on the device; the host reads it back) took "
+                                           : "on the host (greedy over the logits copied back) took ")
                   << fmt("%.3f", row.select_ms) << " ms of the " << fmt("%.3f", 1e3 / row.mean_tok_per_s()) << " ms a token\n";
                 break;  // one line: it does not depend on the depth
             }
@@ -146,7 +148,8 @@ std::string to_json(const BenchReport& r) {
                               {"mean_tok_per_s", row.mean_tok_per_s()},
                               {"stddev_tok_per_s", row.stddev_tok_per_s()},
                               {"ttft_s", row.ttft_s},
-                              {"select_ms_per_token", row.select_ms}});
+                              {"select_ms_per_token", row.select_ms},
+                              {"greedy_on_device", row.greedy_on_device}});
     j["gemv"] = nlohmann::json::array();
     for (const auto& g : r.gemv)
         j["gemv"].push_back({{"format", g.format},

@@ -22,6 +22,11 @@ int32_t prompt_token(int i, int64_t n_vocab) {
     return static_cast<int32_t>((h >> 33) % static_cast<uint64_t>(std::min<int64_t>(n_vocab, 150000)));
 }
 
+int32_t greedy_next(const exec::Session& session) {
+    if (const auto chosen = session.greedy_token()) return *chosen;
+    return text::greedy_token(session.logits());
+}
+
 double ModelBenchRow::mean_tok_per_s() const {
     return tok_per_s.empty() ? 0 : std::accumulate(tok_per_s.begin(), tok_per_s.end(), 0.0) / static_cast<double>(tok_per_s.size());
 }
@@ -50,7 +55,7 @@ std::vector<ModelBenchRow> bench_model(exec::Session& session, const ModelBenchO
                 // As a run feeds a prompt: batched where the session can, with the last token's
                 // logits.
                 session.prefill(prompt, true);
-                (void)session.logits();
+                (void)greedy_next(session);
                 const double s = seconds_since(t);
                 if (r >= 0) {
                     pp.tok_per_s.push_back(o.prompt_tokens / s);
@@ -65,7 +70,7 @@ std::vector<ModelBenchRow> bench_model(exec::Session& session, const ModelBenchO
                 double select_s = 0;
                 const auto select = [&] {
                     const auto t0 = Clock::now();
-                    const int32_t next = text::greedy_token(session.logits());
+                    const int32_t next = greedy_next(session);
                     select_s += seconds_since(t0);
                     return next;
                 };
@@ -77,6 +82,7 @@ std::vector<ModelBenchRow> bench_model(exec::Session& session, const ModelBenchO
                 if (r >= 0) {
                     tg.tok_per_s.push_back(o.gen_tokens / seconds_since(t));
                     tg.select_ms += select_s * 1e3 / (o.gen_tokens + 1) / o.reps;
+                    tg.greedy_on_device = session.greedy_token().has_value();
                 }
             }
         }

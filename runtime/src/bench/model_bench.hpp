@@ -35,10 +35,16 @@ struct ModelBenchRow {
     double mean_tok_per_s() const;
     double stddev_tok_per_s() const;
     double ttft_s = 0;  // pp rows: mean seconds to the first token's logits
-    // tg rows: mean milliseconds a token spent choosing the next token on the host (greedy over the
-    // logits), part of every tg figure; llama-bench's tg does not choose tokens.
+    // tg rows: mean milliseconds a token spent on the host choosing the next token (greedy), part of
+    // every tg figure (llama-bench's tg does not choose tokens): reading the device's ARGMAX where the
+    // graph has it (greedy_on_device), else the scan over the logits copied back.
     double select_ms = 0;
+    bool greedy_on_device = false;
 };
+
+// The next token of a greedy run after a step with logits: the device's choice where the session has
+// one (exec::Session::greedy_token), else text::greedy_token over the logits; the same token.
+int32_t greedy_next(const exec::Session& session);
 
 // Runs on a session whose n_ctx >= max depth + P + N (the caller sizes it). Resets the session.
 std::vector<ModelBenchRow> bench_model(exec::Session& session, const ModelBenchOptions& options);

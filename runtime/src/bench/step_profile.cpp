@@ -1,7 +1,6 @@
 #include "bench/step_profile.hpp"
 
 #include "bench/model_bench.hpp"
-#include "text/sampler.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -100,11 +99,11 @@ StepProfile profile_decode(exec::Session& session, int steps, int64_t depth) {
     session.reset();
     session.skip_positions_for_bench(depth);
     session.step(0, true);  // untimed: the token to start from (and a warm cache)
-    int32_t tok = text::greedy_token(session.logits());
+    int32_t tok = greedy_next(session);
     Groups groups;
     for (int s = 0; s < steps; ++s) {
         const auto nodes = session.profile_step(tok, true);
-        tok = text::greedy_token(session.logits());
+        tok = greedy_next(session);
         groups.add(nodes, p);
     }
     groups.finish(p, steps);

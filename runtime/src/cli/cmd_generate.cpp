@@ -49,13 +49,13 @@ struct Runner {
         size_t i = 0;
         if (!all_logits && !ids.empty()) {  // batched where the session can, logits for the last token only
             session->prefill(ids, true);
-            logits->add(session->position() - 1, session->logits());
+            if (logits->enabled()) logits->add(session->position() - 1, session->logits());
             i = ids.size();
         }
         for (; i < ids.size(); ++i) {
             const bool want = all_logits || i + 1 == ids.size();
             session->step(ids[i], want);
-            if (want) logits->add(session->position() - 1, session->logits());
+            if (want && logits->enabled()) logits->add(session->position() - 1, session->logits());
         }
         counters.prompt_tokens += static_cast<int64_t>(ids.size());
         counters.prompt_seconds += seconds_since(t);
@@ -79,7 +79,10 @@ struct Runner {
         std::optional<int32_t> unfed;
         std::string ids_text;
         for (int64_t n = 0; n < config.sampling.max_tokens; ++n) {
-            const int32_t tok = sampler.sample(session->logits(), history);
+            // Greedy without penalties: the device's ARGMAX where the session has it (the same token
+            // as the sampler's scan; the logits then never cross the bus), else the sampler.
+            const auto chosen = sampler.is_plain_greedy(history) ? session->greedy_token() : std::nullopt;
+            const int32_t tok = chosen ? *chosen : sampler.sample(session->logits(), history);
             history.push_back(tok);
             ++counters.generated;
             const auto piece = stream.push(tok);
@@ -94,7 +97,7 @@ struct Runner {
                 break;
             }
             session->step(tok, true);
-            logits->add(session->position() - 1, session->logits());
+            if (logits->enabled()) logits->add(session->position() - 1, session->logits());
         }
         if (print_ids) {
             std::printf("%s\n", ids_text.c_str());

@@ -134,18 +134,21 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     // Every buffer in one arena, at the slots the plan lays out; the step inputs are packed back to
     // back there, so a step uploads them with one copy.
     const auto& in = graph_[0].inputs;
-    if (in.position != in.token + 1 || in.n_kv != in.token + 2 || in.status != in.token + 3)
+    if (in.position != in.token + 1 || in.n_kv != in.token + 2 || in.status != in.token + 3 || in.greedy != in.token + 4)
         throw Error(ErrorKind::Internal, "graph step inputs are not adjacent");
     const plan::BufferArena arena = plan::buffer_arena(graph_[0], model);
     auto* arena_base = static_cast<std::byte*>(memory_->alloc(arena.bytes, plan::kGraphBuffersLabel));
     buffers_.resize(graph_[0].buffers.size());
     for (const auto& slot : arena.slots) buffers_[slot.buffer] = arena_base + slot.offset;
     step_inputs_ = static_cast<int32_t*>(buffers_[in.token]);
-    if (buffers_[in.status] != step_inputs_ + 3) throw Error(ErrorKind::Internal, "step inputs are not packed");
+    if (buffers_[in.status] != step_inputs_ + 3 || buffers_[in.greedy] != step_inputs_ + 4)
+        throw Error(ErrorKind::Internal, "step inputs are not packed");
 
     std::vector<void*> base = buffers_;
     graph_[0].resolve(base);
     graph::select_ops(graph_[0], packs, options.device);
+    greedy_on_device_ = std::any_of(graph_[0].nodes.begin(), graph_[0].nodes.end(),
+                                    [](const graph::Node& n) { return n.key.op == DENSE_OP_ARGMAX; });
     // GEMVs on one input as one list call where the pack has it (graph/gemv_lists.hpp); parity 1 is
     // a copy of the merged graph, resolved with the banks swapped.
     graph::merge_gemv_lists(graph_[0], packs, options.device);
@@ -234,7 +237,7 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     device_graph_ = options.device_graph && memory_->can_capture();
     logits_host_ = {static_cast<float*>(memory_->alloc_host(static_cast<uint64_t>(graph_[0].n_vocab) * 4)),
                     static_cast<size_t>(graph_[0].n_vocab)};
-    step_io_host_ = static_cast<int32_t*>(memory_->alloc_host(4 * sizeof(int32_t)));
+    step_io_host_ = static_cast<int32_t*>(memory_->alloc_host(kStepIoWords * sizeof(int32_t)));
     hidden_host_.resize(static_cast<size_t>(graph_[0].n_embd));
 
     // What was allocated must be the plan's bill of this session, label by label: budgets are
@@ -384,16 +387,14 @@ void Session::run_head_alone() {
     const graph::Graph& g = graph_[parity_];
     int32_t* io = step_io_host_;
     io[3] = 0;
-    logits_valid_ = false;
+    invalidate_outputs();
     try {
         // The head reads the token step's residual stream: the batched step left it elsewhere.
         if (hidden_source_ != buffers_[g.hidden])
             memory_->copy(buffers_[g.hidden], hidden_source_, static_cast<uint64_t>(g.n_embd) * sizeof(float));
         memory_->to_device(step_inputs_ + 3, io + 3, sizeof(int32_t));
         run_nodes(g, true, nullptr, true);
-        memory_->to_host(io + 3, step_inputs_ + 3, sizeof(int32_t));
-        memory_->to_host(logits_host_.data(), buffers_[g.logits], logits_host_.size() * 4);
-        memory_->sync();
+        read_back_outputs(true);
     } catch (...) {
         sync_ignoring_errors();
         throw;
@@ -403,6 +404,7 @@ void Session::run_head_alone() {
                                             ") have NaN or Inf; the prompt itself is committed (the session is at "
                                             "position " + std::to_string(position_) + ")");
     logits_valid_ = true;
+    greedy_valid_ = greedy_on_device_;
 }
 
 void Session::run_batch(BatchedStep& b, std::span<const int32_t> tokens, void* marks) {
@@ -415,8 +417,7 @@ void Session::run_batch(BatchedStep& b, std::span<const int32_t> tokens, void* m
         io[2 * t_count + t] = static_cast<int32_t>(position_ + static_cast<int64_t>(t) + 1);
     }
     io[3 * t_count] = 0;
-    logits_valid_ = false;
-    hidden_fresh_ = false;
+    invalidate_outputs();
     try {
         memory_->to_device(b.inputs, io, (3 * t_count + 1) * sizeof(int32_t));
         if (marks != nullptr || b.bus[parity_])
@@ -641,17 +642,14 @@ void Session::step_with(int32_t token, bool want_logits, void* marks) {
     io[1] = static_cast<int32_t>(position_);
     io[2] = static_cast<int32_t>(position_ + 1);
     io[3] = 0;
-    logits_valid_ = false;
-    hidden_fresh_ = false;
+    invalidate_outputs();
     try {
         memory_->to_device(step_inputs_, io, 4 * sizeof(int32_t));
         if (marks != nullptr)
             run_nodes(g, want_logits, marks);
         else
             run_step(g, want_logits, step_graph_[parity_][want_logits ? 1 : 0]);
-        memory_->to_host(io + 3, step_inputs_ + 3, 4);
-        if (want_logits) memory_->to_host(logits_host_.data(), buffers_[g.logits], logits_host_.size() * 4);
-        memory_->sync();
+        read_back_outputs(want_logits);
         for (auto& h : host_nodes_)
             if (h) h->throw_if_failed(position_);
     } catch (...) {
@@ -669,12 +667,38 @@ void Session::step_with(int32_t token, bool want_logits, void* marks) {
     ++position_;
     ++steps_;
     logits_valid_ = want_logits;
+    greedy_valid_ = want_logits && greedy_on_device_;
     hidden_source_ = buffers_[g.hidden];
+}
+
+void Session::invalidate_outputs() noexcept {
+    logits_valid_ = false;
+    greedy_valid_ = false;
+    logits_fresh_ = false;
+    hidden_fresh_ = false;
+}
+
+// The status word, and the greedy word after it where the graph chose the token: one small copy. The
+// logits stay on the device until logits() asks for them.
+void Session::read_back_outputs(bool want_logits) {
+    const size_t words = want_logits && greedy_on_device_ ? 2 : 1;
+    memory_->to_host(step_io_host_ + 3, step_inputs_ + 3, words * sizeof(int32_t));
+    memory_->sync();
 }
 
 std::span<const float> Session::logits() const {
     if (!logits_valid_) throw Error(ErrorKind::Internal, "logits requested for a step that did not compute them");
+    if (!logits_fresh_) {
+        memory_->to_host(logits_host_.data(), buffers_[graph_[0].logits], logits_host_.size() * 4);
+        memory_->sync();
+        logits_fresh_ = true;
+    }
     return logits_host_;
+}
+
+std::optional<int32_t> Session::greedy_token() const noexcept {
+    if (!greedy_valid_) return std::nullopt;
+    return step_io_host_[4];
 }
 
 std::span<const float> Session::hidden() const {
@@ -691,8 +715,7 @@ void Session::reset() {
     memory_->sync();
     parity_ = 0;
     position_ = 0;
-    logits_valid_ = false;
-    hidden_fresh_ = false;
+    invalidate_outputs();
 }
 
 void Session::skip_positions_for_bench(int64_t n) {
@@ -700,7 +723,7 @@ void Session::skip_positions_for_bench(int64_t n) {
         throw Error(ErrorKind::Usage, "bench depth " + std::to_string(position_ + n) + " does not fit the context of " +
                                           std::to_string(graph_[0].n_ctx) + " tokens");
     position_ += n;
-    logits_valid_ = false;
+    invalidate_outputs();
 }
 
 std::vector<std::byte> Session::snapshot_state() const {

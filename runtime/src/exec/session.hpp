@@ -131,7 +131,13 @@ public:
     // after each node (as profile_step; committed like a prefill). Needs prefill_chunk() > 1.
     std::vector<NodeTime> profile_prefill_step(std::span<const int32_t> tokens);
 
-    std::span<const float> logits() const;   // valid after a step with want_logits
+    // Valid after a step with want_logits. Copied back from the device on the first call after such a
+    // step (a greedy run that takes greedy_token() never copies them).
+    std::span<const float> logits() const;
+    // After a step with want_logits, where the graph chose the next token greedily on the device
+    // (ARGMAX, ABI 1.12): that choice, which is text::greedy_token(logits()) exactly; else nullopt
+    // (the device's packs lack ARGMAX, or the last step computed no logits).
+    std::optional<int32_t> greedy_token() const noexcept;
     std::span<const float> hidden() const;   // residual stream after the last step
     int64_t position() const noexcept { return position_; }
     uint64_t steps_run() const noexcept { return steps_; }  // committed steps since the session was made
@@ -204,6 +210,10 @@ private:
     // token of a batched step (copied into the token step's residual stream): logits without
     // another step. Only where head_alone_ (no row split or bus copy in the head).
     void run_head_alone();
+    // Every output of the last step (logits, greedy choice, hidden state) marked stale.
+    void invalidate_outputs() noexcept;
+    // After a step's nodes: the status word (and the greedy word, with logits) to the host; syncs.
+    void read_back_outputs(bool want_logits);
     // One batched prefill step of b.tokens tokens (node by node with `marks`, for a profile).
     void run_batch(BatchedStep& b, std::span<const int32_t> tokens, void* marks = nullptr);
     // The time of every node of `g` between the timing marks of a run with marks.
@@ -239,8 +249,10 @@ private:
     std::unique_ptr<BusCopies> bus_copies_[2];  // [parity]
     graph::Graph graph_[2];       // [parity]: parity 1 has state banks A and B swapped
     std::vector<void*> buffers_;  // one per graph buffer
-    int32_t* step_inputs_ = nullptr;  // token, position, n_kv, status: adjacent, one copy per step
+    int32_t* step_inputs_ = nullptr;  // token, position, n_kv, status, greedy: adjacent, one copy per step
+    static constexpr size_t kStepIoWords = 5;  // token, position, n_kv, status, greedy
     int32_t* step_io_host_ = nullptr;  // their host side (page-locked where the pack can)
+    bool greedy_on_device_ = false;    // the token graph ends with ARGMAX into step_inputs_[4]
     int parity_ = 0;
     bool device_graph_ = false;
     void* step_graph_[2][2] = {};  // [parity][want_logits], captured on first use
@@ -255,6 +267,8 @@ private:
     int64_t position_ = 0;
     uint64_t steps_ = 0;
     bool logits_valid_ = false;
+    bool greedy_valid_ = false;     // step_io_host_[4] holds the last step's device choice
+    mutable bool logits_fresh_ = false;  // logits_host_ holds the last step's logits
     std::span<float> logits_host_;  // page-locked where the pack can: the copy back is one fast DMA
     mutable std::vector<float> hidden_host_;
     mutable bool hidden_fresh_ = false;

@@ -22,7 +22,7 @@ using BufferId = uint32_t;
 
 enum class BufferKind {
     Activation,  // scratch, rewritten every step
-    StepInput,   // I32 token / position / n_kv / status words, written by the executor
+    StepInput,   // I32 token / position / n_kv / status words, written by the executor (and greedy, read)
     KvCache,     // per full-attention layer K or V, all positions
     StateBankA,  // recurrent state, bank A (conv window or delta-rule matrix) per layer
     StateBankB,  // the same, bank B
@@ -79,12 +79,15 @@ struct Node {
 };
 
 // Named step inputs the executor writes before each step: token, position and n_kv are I32 {T}
-// (one word per token of the step, GraphOptions::tokens), status is I32 {1}.
+// (one word per token of the step, GraphOptions::tokens), status is I32 {1}. After them greedy, I32
+// {1}, an output: the ARGMAX of the logits where the graph has that node (GraphOptions::
+// greedy_on_device), read back with the status word in one copy.
 struct StepInputs {
     BufferId token = 0;
     BufferId position = 0;
     BufferId n_kv = 0;
     BufferId status = 0;
+    BufferId greedy = 0;
 };
 
 struct Graph {

@@ -43,6 +43,10 @@ struct GraphOptions {
     // (dense_abi.h, "fused quantization"). Where they do, the op that produces a GEMV input writes
     // the quantized input too, instead of a separate QUANTIZE_ACT node. Empty: never.
     std::function<bool(dense_op_kind op, dense_type_id act)> fuses_quantize;
+    // Whether the device's packs implement ARGMAX (optional, ABI 1.12): then the token step ends with
+    // the greedy choice over the logits on the device (StepInputs::greedy), so a greedy run copies 4
+    // bytes back a token instead of the vocabulary's logits.
+    bool greedy_on_device = false;
     // Output-row split of GEMV weights onto the CPU (plan/row_split.hpp): how many leading output
     // rows of a weight the device reads from `weight_pointer`; rows [that, rows) become a second
     // GEMV node keyed to the CPU that reads them from the file mapping and writes the rest of the

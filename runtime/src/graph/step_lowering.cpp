@@ -56,6 +56,7 @@ Lowering::Lowering(const model::BoundModel& model, const GraphOptions& options)
     graph_.inputs.position = new_buffer("in:position", BufferKind::StepInput, words);
     graph_.inputs.n_kv = new_buffer("in:n_kv", BufferKind::StepInput, words);
     graph_.inputs.status = new_buffer("in:status", BufferKind::StepInput, 4);
+    graph_.inputs.greedy = new_buffer("out:greedy", BufferKind::StepInput, 4);
     graph_.tokens = tokens_;
     graph_.n_embd = hp("n_embd");
     graph_.n_vocab = hp("n_vocab");
@@ -95,6 +96,12 @@ void Lowering::check_finite(const std::string& activation, Phase phase) {
     const BufferId b = use(activation, "status check");
     emit("check_finite(" + activation + ")", DENSE_OP_CHECK_FINITE, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
          {f32(b, elements_of(activation) * tokens_)}, {i32(graph_.inputs.status)}, {}, phase);
+}
+
+void Lowering::argmax(const std::string& activation, Phase phase) {
+    const BufferId b = use(activation, "greedy choice");
+    emit("argmax(" + activation + ")", DENSE_OP_ARGMAX, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+         {f32(b, elements_of(activation))}, {i32(graph_.inputs.greedy)}, {}, phase);
 }
 
 Graph Lowering::finish() {

@@ -27,6 +27,8 @@ public:
     void lower(const model::RecipeStep& step, const model::BoundLayer* layer, Phase phase);
     void end_layer();
     void check_finite(const std::string& activation, Phase phase);
+    // ARGMAX of `activation` into the step's greedy word (StepInputs::greedy).
+    void argmax(const std::string& activation, Phase phase);
     Graph finish();
 
 private:

@@ -161,7 +161,7 @@ static_assert(DENSE_OP_DEQUANTIZE == 1 && DENSE_OP_QUANTIZE_ACT == 2 && DENSE_OP
               DENSE_OP_SWIGLU == 13 && DENSE_OP_L2_NORM == 14 && DENSE_OP_GATED_RMS_NORM == 15 &&
               DENSE_OP_GDN_GATES == 16 && DENSE_OP_KV_STORE == 17 && DENSE_OP_CHECK_FINITE == 18 &&
               DENSE_OP_GEMV_Q_MULTI == 19 && DENSE_OP_GDN_STEP == 20 &&
-              DENSE_OP_ATTN_PREP == 21);
+              DENSE_OP_ATTN_PREP == 21 && DENSE_OP_ARGMAX == 22);
 static_assert(DENSE_CPU_SSE42 == 1u << 0 && DENSE_CPU_AVX == 1u << 1 && DENSE_CPU_AVX2 == 1u << 2 &&
               DENSE_CPU_FMA == 1u << 3 && DENSE_CPU_F16C == 1u << 4 && DENSE_CPU_AVX512F == 1u << 5 &&
               DENSE_CPU_AVX512BW == 1u << 6 && DENSE_CPU_AVX512VL == 1u << 7 &&

@@ -28,15 +28,17 @@ std::function<dense_type_id(dense_type_id)> gemv_activation_chooser(const PackMa
 }
 
 std::function<bool(dense_op_kind, dense_type_id)> quantize_fusion_checker(const PackManager& packs, size_t device) {
+    return [&packs, device](dense_op_kind op, dense_type_id act) { return implements_op(packs, device, op, act); };
+}
+
+bool implements_op(const PackManager& packs, size_t device, dense_op_kind op, dense_type_id act) {
     const auto kind = packs.devices().at(device).kind();
     const auto ranks = packs.ranks_for(device);
-    return [&packs, kind, ranks](dense_op_kind op, dense_type_id act) {
-        for (const auto& c : packs.registry().candidates(OpKey{op, DENSE_TYPE_NONE, act, kind})) {
-            const auto* r = ranks.find(c.pack);
-            if (r != nullptr && r->score > 0) return true;
-        }
-        return false;
-    };
+    for (const auto& c : packs.registry().candidates(OpKey{op, DENSE_TYPE_NONE, act, kind})) {
+        const auto* r = ranks.find(c.pack);
+        if (r != nullptr && r->score > 0) return true;
+    }
+    return false;
 }
 
 }  // namespace dense::packs

@@ -21,4 +21,8 @@ std::function<dense_type_id(dense_type_id weight)> gemv_activation_chooser(const
 std::function<bool(dense_op_kind op, dense_type_id act)> quantize_fusion_checker(const PackManager& packs,
                                                                                  size_t device);
 
+// Whether a usable pack on devices()[device] registers the untyped `op` (weight type NONE) with
+// activation type `act` (NONE for the plain activation ops, e.g. ARGMAX, which is optional).
+bool implements_op(const PackManager& packs, size_t device, dense_op_kind op, dense_type_id act = DENSE_TYPE_NONE);
+
 }  // namespace dense::packs

@@ -1,5 +1,6 @@
 #include "plan/graph_options.hpp"
 
+#include "core/env_number.hpp"
 #include "packs/activation_choice.hpp"
 
 namespace dense::plan {
@@ -12,6 +13,10 @@ graph::GraphOptions session_graph_options(const packs::PackManager& packs, size_
     go.device_kind = packs.devices().at(device).kind();
     go.activation_for = packs::gemv_activation_chooser(packs, device, gemv_activation);
     go.fuses_quantize = packs::quantize_fusion_checker(packs, device);
+    // DENSE_DEVICE_GREEDY=0: the logits come back and the host chooses (the A/B switch of ABI 1.12's
+    // ARGMAX; the same tokens either way).
+    go.greedy_on_device = env_whole_number("DENSE_DEVICE_GREEDY", 1, 0, 1) == 1 &&
+                          packs::implements_op(packs, device, DENSE_OP_ARGMAX);
     return go;
 }
 

@@ -213,6 +213,10 @@ void Sampler::reseed(uint64_t seed) {
     rng_.seed(seed);
 }
 
+bool Sampler::is_plain_greedy(std::span<const int32_t> history) const {
+    return config_.temperature <= 0.0f && !penalties_apply(history, config_);
+}
+
 int32_t Sampler::sample(std::span<const float> logits_in, std::span<const int32_t> history) {
     check_logits(logits_in);
     // A penalized copy only where a penalty applies (a copy of 248,320 logits costs ~0.1 ms a token).

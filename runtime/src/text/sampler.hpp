@@ -65,6 +65,9 @@ public:
 
     // Picks the next token from `logits` (one value per vocabulary id) given the ids produced so far.
     int32_t sample(std::span<const float> logits, std::span<const int32_t> history);
+    // Whether sample() would be greedy_token(logits) for this history (temperature <= 0, no penalty
+    // applies): then a device's own greedy choice over the same logits is the same token.
+    bool is_plain_greedy(std::span<const int32_t> history) const;
 
     const SamplerConfig& config() const noexcept { return config_; }
     // Restarts the random sequence (same seed -> same choices for the same inputs).

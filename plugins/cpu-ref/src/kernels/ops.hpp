@@ -45,6 +45,10 @@ void gdn_gates(const float* b, const float* a, const float* dt_bias, const float
 // True if any of x[0..n) is NaN or +-Inf.
 bool has_non_finite(const float* x, int64_t n);
 
+// ARGMAX (n >= 1): the lowest index of the largest of x[0..n), as std::max_element gives it: a NaN is
+// never chosen (it compares false) unless it is x[0], which then stays the answer.
+int64_t first_largest_index(const float* x, int64_t n);
+
 // ---- rotary embedding (ops_rope.cpp) --------------------------------------------------------------
 
 // NeoX RoPE of `heads` rows of head_dim: for i < n_rot/2 the pair (x[i], x[i + n_rot/2]) rotates by

@@ -28,4 +28,12 @@ bool has_non_finite(const float* x, int64_t n) {
     return false;
 }
 
+int64_t first_largest_index(const float* x, int64_t n) {
+    // std::max_element's loop, written out: the oracle of the packs' parallel reductions.
+    int64_t best = 0;
+    for (int64_t i = 1; i < n; ++i)
+        if (x[best] < x[i]) best = i;
+    return best;
+}
+
 }  // namespace dense::cpuref

@@ -1,7 +1,9 @@
-// SWIGLU and CHECK_FINITE.
+// SWIGLU, CHECK_FINITE and ARGMAX (its contract is pack-common's, argmax_contract.hpp).
 #include "pack/op_handlers.hpp"
 
 #include "kernels/ops.hpp"
+
+#include <dense/pack_common/argmax_contract.hpp>
 
 #include <cstring>
 
@@ -37,6 +39,16 @@ std::string handle_check_finite(const OpContext&, const dense_op_call& c, Phase 
         const int32_t one = 1;
         std::memcpy(c.dst[0].data, &one, sizeof one);
     }
+    return {};
+}
+
+// x {n} -> I32 {1}: the lowest index of the largest element (dense_abi.h, DENSE_OP_ARGMAX).
+std::string handle_argmax(const OpContext&, const dense_op_call& c, Phase phase) {
+    int64_t n = 0;
+    std::string err = pack_common::check_argmax_call(c, n);
+    if (!err.empty() || phase == Phase::Check) return err;
+    const auto index = static_cast<int32_t>(first_largest_index(f32_in(c.src[0]), n));
+    std::memcpy(c.dst[0].data, &index, sizeof index);
     return {};
 }
 

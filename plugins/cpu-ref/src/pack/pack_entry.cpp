@@ -72,7 +72,7 @@ void plan_ops(PackState& s, const dense::sdk::Host& host) {
         {DENSE_OP_L2_NORM, "l2_norm"},           {DENSE_OP_GATED_RMS_NORM, "gated_rms_norm"},
         {DENSE_OP_GDN_GATES, "gdn_gates"},       {DENSE_OP_KV_STORE, "kv_store"},
         {DENSE_OP_CHECK_FINITE, "check_finite"}, {DENSE_OP_GDN_STEP, "gdn_step"},
-        {DENSE_OP_ATTN_PREP, "attn_prep"},
+        {DENSE_OP_ATTN_PREP, "attn_prep"},       {DENSE_OP_ARGMAX, "argmax"},
     };
     for (const auto& [kind, name] : kActivationOps) add_op(s, host, kind, name, nullptr, nullptr);
 }

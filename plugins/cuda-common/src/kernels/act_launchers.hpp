@@ -74,6 +74,12 @@ cudaError_t launch_swiglu(const float* gate, const float* up, float* y, int64_t 
 // *status = 1 if any of x[0..n) is NaN or +-Inf; otherwise *status is not written.
 cudaError_t launch_check_finite(const float* x, int64_t n, int32_t* status, cudaStream_t stream);
 
+// ---- greedy choice (ops_argmax.cu) -----------------------------------------------------------------
+
+// *out = the lowest index of the largest of x[0..n), as std::max_element gives it (NaN never chosen
+// unless it is x[0]); n >= 1.
+cudaError_t launch_argmax(const float* x, int64_t n, int32_t* out, cudaStream_t stream);
+
 // GDN gates per head: beta = sigmoid(b); decay = exp(softplus(a + dt_bias) * A).
 struct GdnGatesArgs {
     const float *b = nullptr, *a = nullptr, *dt_bias = nullptr, *A = nullptr;  // b, a {heads, tokens}

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define DENSE_ABI_MAJOR 1u
-#define DENSE_ABI_MINOR 11u
+#define DENSE_ABI_MINOR 12u
 
 /* dense_pack_score(NULL) returns the ABI version the pack was built against, encoded like this. It
  * lets the host refuse a pack of another major before it reads any struct the pack fills. */
@@ -241,7 +241,14 @@ enum {
      * k_out); ROPE of q_out in place and of k_out in place (position, n_rot, mode, freq_base,
      * freq_scale); KV_STORE (k_out, v, position -> K cache, V cache). */
     DENSE_OP_ATTN_PREP = 21,
-    DENSE_OP_KIND_COUNT = 22
+    /* ABI 1.12. The greedy choice on the device, so that a greedy token step sends 4 bytes back
+     * instead of the whole vocabulary's logits. src0: x F32 {n} contiguous, 1 <= n < 2^31; dst: I32 {1}
+     * = what std::max_element over x gives: the lowest index of the largest element, NaN never
+     * chosen (it compares false) except that index 0 is the answer when x[0] is NaN. No params.
+     * Optional: where the device's packs lack it the executor copies the logits back and chooses on
+     * the host, the same way. */
+    DENSE_OP_ARGMAX = 22,
+    DENSE_OP_KIND_COUNT = 23
 };
 
 /* ---- what the host tells a pack about one device (filled by the host's probe) --------------- */
