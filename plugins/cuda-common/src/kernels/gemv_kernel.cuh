@@ -1002,6 +1002,28 @@ __device__ __forceinline__ TileAt stream_task_at(const GemvKernelArgs& p, int64_
     return {at.m, (t - at.begin) * task_rows};
 }
 
+// The end of a streamed task, in the register and the bulk-copy kernels alike: the R row sums of a row
+// group are added over the group's lanes by a fixed xor tree (the order every streamed GEMV and GEMM
+// column of the format shares), then lane r of the group writes row row0 + r (rows past the matrix
+// were computed on a clamped row and are dropped), adding to dst for a fused residual.
+template <int R>
+__device__ __forceinline__ void finish_stream_task(float (&acc)[R], int lane, const GemvMatrix& mat, int64_t row0,
+                                                   int accumulate) {
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int m = 1; m < kStreamGroupLanes; m *= 2) acc[r] = add(acc[r], __shfl_xor_sync(0xFFFFFFFFu, acc[r], m));
+    const int mine = lane & (kStreamGroupLanes - 1);
+    if (mine < R) {
+        float v = acc[0];
+#pragma unroll
+        for (int r = 1; r < R; ++r)
+            if (mine == r) v = acc[r];
+        const int64_t row = row0 + mine;
+        if (row < mat.rows) mat.dst[row] = accumulate ? add(mat.dst[row], v) : v;
+    }
+}
+
 // The streamed GEMV's work on `grid`'s blocks (gemv_stream_kernel: the whole grid; gemv_pair_kernel:
 // one part of it). Every thread of the block calls it (it has a block barrier).
 template <class Dot, int M, int R, int UNR, class Grid>
@@ -1062,19 +1084,7 @@ __device__ __forceinline__ void stream_part(const GemvKernelArgs& p, const Grid&
                 acc[r] = add(add(acc[r], term[0]), term[1]);
             }
         }
-#pragma unroll
-        for (int r = 0; r < R; ++r)
-#pragma unroll
-            for (int m = 1; m < kStreamGroupLanes; m *= 2) acc[r] = add(acc[r], __shfl_xor_sync(0xFFFFFFFFu, acc[r], m));
-        const int mine = lane & (kStreamGroupLanes - 1);  // lane r of the group writes row r
-        if (mine < R) {
-            float v = acc[0];
-#pragma unroll
-            for (int r = 1; r < R; ++r)
-                if (mine == r) v = acc[r];
-            const int64_t row = row0 + mine;
-            if (row < mat.rows) mat.dst[row] = p.accumulate ? add(mat.dst[row], v) : v;
-        }
+        finish_stream_task<R>(acc, lane, mat, row0, p.accumulate);
     }
 }
 
@@ -1250,22 +1260,7 @@ __device__ __forceinline__ void stream_part_bulk(const GemvKernelArgs& p, const 
         __syncwarp();  // every lane has read this slot before lane 0 asks for its next stage
         if (lane == 0 && g + D < walk.stages)
             request_bulk_stage<Dot, M>(p, walk, g + D, ring + slot * kStreamBulkStageBytes<Dot>, &bar[slot]);
-        if (c == walk.chunks - 1) {
-#pragma unroll
-            for (int r = 0; r < R; ++r)
-#pragma unroll
-                for (int m = 1; m < kStreamGroupLanes; m *= 2) acc[r] = add(acc[r], __shfl_xor_sync(0xFFFFFFFFu, acc[r], m));
-            const int mine = lane & (kStreamGroupLanes - 1);  // lane r writes row r
-            if (mine < R) {
-                float v = acc[0];
-#pragma unroll
-                for (int r = 1; r < R; ++r)
-                    if (mine == r) v = acc[r];
-                const GemvMatrix& mat = p.mats[at.m];
-                const int64_t row = at.row0 + mine;
-                if (row < mat.rows) mat.dst[row] = p.accumulate ? add(mat.dst[row], v) : v;
-            }
-        }
+        if (c == walk.chunks - 1) finish_stream_task<R>(acc, lane, p.mats[at.m], at.row0, p.accumulate);
     }
 }
 
