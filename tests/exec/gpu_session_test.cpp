@@ -9,7 +9,6 @@
 #include "plan/plan_fixture.hpp"
 #include "plan/weight_arena.hpp"
 #include "synth/synth_model.hpp"
-#include "text/sampler.hpp"
 
 #include <gtest/gtest.h>
 
@@ -655,16 +654,7 @@ TEST(GpuSession, DeviceGreedyChoiceIsTheHostScanOfTheSameLogits) {
         auto s = session_on(*f.model, *gpu, captured);
         const auto prompt = random_prompt(33, static_cast<int32_t>(s->n_vocab()), 11);
         s->prefill(prompt, true);
-        ASSERT_TRUE(s->greedy_token().has_value()) << "the CUDA pack registers ARGMAX";
-        EXPECT_EQ(*s->greedy_token(), text::greedy_token(s->logits()));
-        int32_t tok = *s->greedy_token();
-        for (int i = 0; i < 8; ++i) {
-            s->step(tok, true);
-            const auto chosen = s->greedy_token();
-            ASSERT_TRUE(chosen.has_value());
-            EXPECT_EQ(*chosen, text::greedy_token(s->logits())) << "step " << i << (captured ? ", captured" : "");
-            tok = *chosen;
-        }
+        const int32_t tok = expect_device_greedy_chain(*s, 8, captured ? "captured" : "op by op");
         s->step(tok, false);
         EXPECT_FALSE(s->greedy_token().has_value());
     }

@@ -8,6 +8,7 @@
 #include "gguf/gguf_file.hpp"
 #include "model/model_binding.hpp"
 #include "packs/pack_manager.hpp"
+#include "text/sampler.hpp"
 
 #include <gtest/gtest.h>
 
@@ -47,6 +48,26 @@ inline std::unique_ptr<exec::Session> make_session(const Model& m, int64_t n_ctx
     o.n_ctx = n_ctx;
     o.kv_type = kv;
     return std::make_unique<exec::Session>(m.bound, qwen35_spec(), cpu_ref_packs(), o);
+}
+
+// After a step (or prompt) with logits: `steps` more token steps with logits, each fed the session's
+// own greedy choice (Session::greedy_token, ARGMAX on the session's device), which must be there and
+// must be the host's scan over the same logits (text::greedy_token). Returns the last choice.
+inline int32_t expect_device_greedy_chain(exec::Session& s, int steps, const std::string& where) {
+    const auto first = s.greedy_token();
+    EXPECT_TRUE(first.has_value()) << where << ": the device's packs register ARGMAX";
+    if (!first) return 0;
+    EXPECT_EQ(*first, text::greedy_token(s.logits())) << where << ", before the chain";
+    int32_t tok = *first;
+    for (int i = 0; i < steps; ++i) {
+        s.step(tok, true);
+        const auto chosen = s.greedy_token();
+        EXPECT_TRUE(chosen.has_value()) << where << ", step " << i;
+        if (!chosen) return tok;
+        EXPECT_EQ(*chosen, text::greedy_token(s.logits())) << where << ", step " << i;
+        tok = *chosen;
+    }
+    return tok;
 }
 
 inline std::vector<int32_t> golden_tokens() {

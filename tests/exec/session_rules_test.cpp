@@ -5,7 +5,6 @@
 #include "core/error.hpp"
 #include "exec/session_fixture.hpp"
 #include "gguf/gguf_writer.hpp"
-#include "text/sampler.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -58,16 +57,7 @@ TEST(SessionRules, DeviceGreedyChoiceIsTheHostScanOfTheSameLogits) {
     auto s = make_session(*model, static_cast<int64_t>(ids.size()) + 16);
     EXPECT_FALSE(s->greedy_token().has_value());
     s->prefill(ids, true);
-    ASSERT_TRUE(s->greedy_token().has_value());
-    EXPECT_EQ(*s->greedy_token(), text::greedy_token(s->logits()));
-    int32_t tok = *s->greedy_token();
-    for (int i = 0; i < 6; ++i) {
-        s->step(tok, true);
-        const auto chosen = s->greedy_token();
-        ASSERT_TRUE(chosen.has_value());
-        EXPECT_EQ(*chosen, text::greedy_token(s->logits())) << "step " << i;
-        tok = *chosen;
-    }
+    const int32_t tok = expect_device_greedy_chain(*s, 6, "cpu-ref");
     s->step(tok, false);
     EXPECT_FALSE(s->greedy_token().has_value());
     EXPECT_THROW((void)s->logits(), Error);

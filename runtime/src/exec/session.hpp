@@ -3,7 +3,8 @@
 //
 // A step writes the token, its position and the number of attended positions into the step inputs,
 // runs every node on one stream with no host round trip (the LM head only when logits are wanted),
-// then reads back the status word (and the logits). Recurrent state is read from the active bank and
+// then reads back the status word (and, with logits, the device's greedy choice where the graph makes
+// it; the logits themselves only when logits() asks). Recurrent state is read from the active bank and
 // written to the staging bank; only a step that finished with status 0 commits (the banks swap and
 // the position advances). A step that hits NaN/Inf or an op error throws and leaves the previous
 // state and position exactly as they were.
