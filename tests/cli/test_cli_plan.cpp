@@ -101,18 +101,18 @@ TEST(CliPlan, OverBudgetExitsThreeWithTheBillAndWhatWouldFit) {
     EXPECT_NE(r.out.find("even with every weight on the CPU"), std::string::npos) << r.out;
 }
 
-// `prefill_chunk: auto` (the tiny config's): the default 64-token chunk's scratch one byte over the
-// budget, the plan halves the chunk and fits, and says so (exit 0, the bill at 32 tokens).
+// `prefill_chunk: auto` (the tiny config's): the default 256-token chunk's scratch one byte over the
+// budget, the plan halves the chunk and fits, and says so (exit 0, the bill at 128 tokens).
 TEST(CliPlan, AutoPrefillChunkStepsDownToFit) {
     const auto fit = plan_json("--vram-budget 64GiB");
-    EXPECT_EQ(fit["prefill_chunk"].get<int64_t>(), 64);
+    EXPECT_EQ(fit["prefill_chunk"].get<int64_t>(), 256);
     const uint64_t budget = fit["peak_bytes"].get<uint64_t>() - 1;
     const auto r = run_dense_rt("--config configs/tiny.yaml plan --vram-budget " + std::to_string(budget));
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-    EXPECT_NE(r.out.find("prompts run 32 tokens per batched step"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("prompts run 128 tokens per batched step"), std::string::npos) << r.out;
     const auto j = plan_json("--vram-budget " + std::to_string(budget));
     EXPECT_TRUE(j["fits"].get<bool>());
-    EXPECT_EQ(j["prefill_chunk"].get<int64_t>(), 32);
+    EXPECT_EQ(j["prefill_chunk"].get<int64_t>(), 128);
 }
 
 TEST(CliPlan, OverBudgetShowsTheRowSplitAndAllowCpuSplitAcceptsIt) {

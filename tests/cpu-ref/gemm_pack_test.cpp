@@ -73,7 +73,8 @@ TEST_F(CpuRefGemm, RegisteredForEveryGemvPair) {
     EXPECT_TRUE(host_.logs.empty());
 }
 
-// Every pair, T in {1, 2, 5}, accumulate off and on: column j equals GEMV_Q of activation j alone.
+// Every pair, T in {1, 2, 5}, accumulate off and on: column j equals GEMV_Q of activation j alone
+// (T = 5 in the free order of ABI 1.13, which cpu-ref answers exactly too).
 TEST_F(CpuRefGemm, EveryColumnIsBitIdenticalToTheGemvOfItsActivationAlone) {
     std::mt19937_64 rng(1909);
     for (const Pair& pair : gemv_pairs()) {
@@ -85,7 +86,10 @@ TEST_F(CpuRefGemm, EveryColumnIsBitIdenticalToTheGemvOfItsActivationAlone) {
         auto weight = quant::random_blocks(wf, kOut * kIn / wf.block_elements, rng, quant::ScaleRange::Moderate);
         for (const int64_t cols : {int64_t{1}, int64_t{2}, int64_t{5}}) {
             for (const bool accumulate : {false, true}) {
-                const std::string label = pair_name(pair) + " T=" + std::to_string(cols) + (accumulate ? " +=" : "");
+                // The free order (ABI 1.13) allows any order of the terms; cpu-ref keeps the GEMV's.
+                const bool free_order = cols == 5;
+                const std::string label = pair_name(pair) + " T=" + std::to_string(cols) + (accumulate ? " +=" : "") +
+                                          (free_order ? " free order" : "");
                 // The T activations, quantized as ONE vector of IN * T elements (QUANTIZE_ACT's layout).
                 const auto x = quant::random_activation(kIn * cols, rng);
                 std::vector<uint8_t> act(quant::act_bytes(pair.act, kIn * cols));
@@ -98,6 +102,7 @@ TEST_F(CpuRefGemm, EveryColumnIsBitIdenticalToTheGemvOfItsActivationAlone) {
                 const std::vector<float> before = got;
                 auto params = dense::sdk::make_struct<dense_gemv_params>();
                 params.accumulate = accumulate ? 1u : 0u;
+                params.order = free_order ? DENSE_GEMM_ORDER_FREE : DENSE_GEMM_ORDER_EXACT;
                 const std::vector src{rows_of(weight.data(), pair.weight, kIn, kOut),
                                       rows_of(act.data(), pair.act, kIn * cols, 1)};
                 const std::vector dst{f32(got.data(), kOut, cols, kOut + kGap)};
@@ -169,6 +174,11 @@ TEST_F(CpuRefGemm, MalformedCallsAreRefusedWithOneLogLineAndNoWrite) {
         p.hdr.struct_size = static_cast<uint32_t>(offsetof(dense_gemv_params, accumulate));
         return p;
     }();
+    static auto unknown_order = [] {
+        auto p = dense::sdk::make_struct<dense_gemv_params>();
+        p.order = 2;  // no order of ABI 1.13
+        return p;
+    }();
     std::vector<float> spare(64, kPoison);
     const std::vector<std::pair<std::string, std::function<void(Call&)>>> edits = {
         {"activations of IN * (T - 1) elements", [](Call& c) { c.src[1].ne[0] -= kIn; }},
@@ -195,6 +205,7 @@ TEST_F(CpuRefGemm, MalformedCallsAreRefusedWithOneLogLineAndNoWrite) {
         {"one source", [](Call& c) { c.src.pop_back(); }},
         {"a second destination", [&spare](Call& c) { c.dst.push_back(f32(spare.data(), 4)); }},
         {"params too small", [](Call& c) { c.params = &small_params; }},
+        {"an unknown order", [](Call& c) { c.params = &unknown_order; }},
     };
     for (const auto& [what, edit] : edits) {
         std::fill(y.begin(), y.end(), kPoison);

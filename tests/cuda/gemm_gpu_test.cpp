@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -60,6 +61,8 @@ struct Weight {
     int64_t in = 0, out = 0, row_bytes = 0;
     uint64_t offset = 0;  // bytes past the (256-byte aligned) allocation
     DeviceBuffer buf;
+    int64_t pool_rows = 0;
+    std::vector<uint8_t> pool;  // the pool's blocks (row r of the matrix is pool row r % pool_rows)
     dense_tensor_view view() const {
         return cuda_view(buf.at(offset), f->type, f->block_elements, f->block_bytes, {in, out});
     }
@@ -75,6 +78,8 @@ Weight make_weight(GpuSession& gpu, const FormatKernels& f, int64_t in, int64_t 
     w.row_bytes = static_cast<int64_t>(cpuref::row_bytes(f.type, in));
     const int64_t pool_rows = std::min<int64_t>(out, 1031);
     const auto pool = quant::random_blocks(f, pool_rows * in / f.block_elements, rng, quant::ScaleRange::Moderate);
+    w.pool_rows = pool_rows;
+    w.pool = pool;
     w.buf = gpu.alloc(offset + static_cast<uint64_t>(out * w.row_bytes));
     if (w.buf.get() == nullptr) return w;
     for (int64_t r0 = 0; r0 < out; r0 += pool_rows) {
@@ -200,6 +205,123 @@ void check_columns(GpuSession& gpu, const Weight& w, int64_t cols, bool accumula
         << label << ": written past the last column";
 }
 
+// GEMM_Q in free order (ABI 1.13) through its impl, with the workspace the impl asks for (poisoned,
+// as the runtime's is uninitialised); `ws_bytes` says how much that was.
+dense_status run_free_order(GpuSession& gpu, const Weight& w, const dense_tensor_view& x, const dense_tensor_view& y,
+                            bool accumulate, uint64_t& ws_bytes) {
+    const dense_op_impl* impl = gpu.host().find_op(DENSE_OP_GEMM_Q, w.f->type, DENSE_TYPE_Q8_32);
+    if (impl == nullptr) return DENSE_E_UNSUPPORTED;
+    auto params = dense::sdk::make_struct<dense_gemv_params>();
+    params.accumulate = accumulate ? 1u : 0u;
+    params.order = DENSE_GEMM_ORDER_FREE;
+    const dense_tensor_view src[2] = {w.view(), x};
+    dense_op_call c = make_call(DENSE_OP_GEMM_Q, src, &y, &params, gpu.stream());
+    c.n_src = 2;
+    ws_bytes = impl->workspace_bytes != nullptr ? impl->workspace_bytes(impl->user, &c) : 0;
+    DeviceBuffer ws;
+    if (ws_bytes > 0) {
+        ws = gpu.alloc(ws_bytes);
+        if (ws.get() == nullptr) return DENSE_E_OUT_OF_MEMORY;
+        const auto fill = poison(static_cast<int64_t>((ws_bytes + 3) / 4));
+        if (gpu.upload(ws.get(), fill.data(), ws_bytes) != DENSE_OK) return DENSE_E_DEVICE;
+        c.workspace = ws.get();
+        c.workspace_bytes = ws_bytes;
+    }
+    const dense_status st = impl->run(impl->user, &c);
+    return st != DENSE_OK ? st : gpu.sync();
+}
+
+// A free-order GEMM of `cols` columns against the GEMV of each column alone. Both add the same
+// bit-identical block terms T_b (the GEMM's F::term is the GEMV Dot's expression), in different
+// orders: the free-order kernel adds a K split's blocks in order (at most n = IN/32 additions a
+// term) and then the <= 8 splits, the GEMV as order_bound says (2 steps + 9). So, by the bound of
+// gemv_test_support.hpp, per output
+//   |gemm - gemv| <= (gamma_(n + 9) + gamma_(2 steps + 9)) * sum_b |T_b| + u (|gemm| + |gemv|),
+// the last term for the final rounding of dst + sum when accumulating. sum_b |T_b| is bounded on the
+// host by sum_i |w_i| |x_i| over the dequantized weight row and activation column (T_b is that
+// block's dot product of the dequantized values up to the term's own few roundings: the factor
+// 1 + 2^-16 covers them). Also: the same call twice gives the same bits (no timing in the order),
+// and rows, gaps and the tail are written exactly as in the exact GEMM.
+void check_free_order_columns(GpuSession& gpu, const Weight& w, int64_t cols, bool accumulate, std::mt19937_64& rng,
+                              const std::string& shape) {
+    const std::string label = shape + " free order T=" + std::to_string(cols) + (accumulate ? " +=" : "");
+    const std::vector<float> x = quant::random_activation(w.in * cols, rng);
+    std::vector<uint8_t> all(quant::act_bytes(DENSE_TYPE_Q8_32, w.in * cols));
+    cpuref::quantize_activation(DENSE_TYPE_Q8_32, x.data(), all.data(), w.in * cols);
+    const DeviceBuffer all_dev = upload_bytes(gpu, all.data(), all.size());
+    Columns gemm = make_columns(gpu, w.out, cols, rng);
+    Columns again = make_columns(gpu, w.out, cols, rng);
+    ASSERT_TRUE(all_dev.get() != nullptr && gemm.buf.get() != nullptr && again.buf.get() != nullptr) << label;
+    ASSERT_EQ(gpu.upload(again.buf.get(), gemm.host.data(), gemm.host.size() * 4), DENSE_OK);
+    const auto all_view = cuda_view(all_dev.get(), DENSE_TYPE_Q8_32, 32, 40, {w.in * cols});
+    uint64_t ws_bytes = 0;
+    gpu.host().clear_logs();
+    ASSERT_EQ(run_free_order(gpu, w, all_view, gemm.view(), accumulate, ws_bytes), DENSE_OK)
+        << label << "\n" << gpu.host().log_text();
+    ASSERT_EQ(run_free_order(gpu, w, all_view, again.view(), accumulate, ws_bytes), DENSE_OK) << label;
+    EXPECT_TRUE(gpu.host().logs().empty()) << gpu.host().log_text();
+    const std::vector<float> got = download(gpu, gemm.buf, gemm.host.size());
+    const std::vector<float> got2 = download(gpu, again.buf, again.host.size());
+    EXPECT_EQ(std::memcmp(got.data(), got2.data(), got.size() * 4), 0) << label << ": a second run differs";
+
+    std::vector<float> pool_f32(static_cast<std::size_t>(w.pool_rows * w.in));
+    for (int64_t r = 0; r < w.pool_rows; ++r)
+        cpuref::dequantize_row(w.f->type, w.pool.data() + r * w.row_bytes, pool_f32.data() + r * w.in, w.in);
+    const double n = static_cast<double>(w.in / 32), steps = static_cast<double>((w.in + 255) / 256);
+    const double rel = (gamma_bound(n + 9.0) + gamma_bound(2.0 * steps + 9.0)) * (1.0 + 0x1p-16);
+    double worst = 0.0;  // the largest |gemm - gemv| / bound seen (printed: how close to the bound)
+    for (int64_t j = 0; j < cols; ++j) {
+        std::vector<uint8_t> one(quant::act_bytes(DENSE_TYPE_Q8_32, w.in));
+        cpuref::quantize_activation(DENSE_TYPE_Q8_32, x.data() + j * w.in, one.data(), w.in);
+        // |x_i| of the quantized column: |code| * d.
+        std::vector<float> xa(static_cast<std::size_t>(w.in));
+        const auto* codes = reinterpret_cast<const int8_t*>(one.data());
+        const auto* d = reinterpret_cast<const float*>(one.data() + w.in);
+        for (int64_t i = 0; i < w.in; ++i) xa[static_cast<std::size_t>(i)] = std::fabs(static_cast<float>(codes[i]) * d[i / 32]);
+        std::vector<double> abs_dot(static_cast<std::size_t>(w.pool_rows));
+        for (int64_t r = 0; r < w.pool_rows; ++r) {
+            const float* wr = pool_f32.data() + r * w.in;
+            double acc = 0.0;
+            for (int64_t i = 0; i < w.in; ++i) acc += std::fabs(static_cast<double>(wr[i])) * xa[static_cast<std::size_t>(i)];
+            abs_dot[static_cast<std::size_t>(r)] = acc;
+        }
+        const DeviceBuffer one_dev = upload_bytes(gpu, one.data(), one.size());
+        std::vector<float> want(static_cast<std::size_t>(w.out));
+        for (int64_t r = 0; r < w.out; ++r) want[static_cast<std::size_t>(r)] = gemm.at(j, r);
+        const DeviceBuffer want_dev = upload_bytes(gpu, want.data(), want.size() * 4);
+        ASSERT_TRUE(one_dev.get() != nullptr && want_dev.get() != nullptr);
+        ASSERT_EQ(run_op(gpu, DENSE_OP_GEMV_Q, w.f->type, DENSE_TYPE_Q8_32, w.view(),
+                         cuda_view(one_dev.get(), DENSE_TYPE_Q8_32, 32, 40, {w.in}),
+                         cuda_view(want_dev.get(), DENSE_TYPE_F32, 1, 4, {w.out}), accumulate),
+                  DENSE_OK)
+            << label;
+        want = download(gpu, want_dev, want.size());
+        const float* column = got.data() + j * gemm.stride();
+        int bad = 0;
+        for (int64_t r = 0; r < w.out; ++r) {
+            const double g = column[r], v = want[static_cast<std::size_t>(r)];
+            const double bound = rel * abs_dot[static_cast<std::size_t>(r % w.pool_rows)] + 0x1p-24 * (std::fabs(g) + std::fabs(v));
+            const double diff = std::fabs(g - v);
+            if (bound > 0) worst = std::max(worst, diff / bound);
+            if (!(diff <= bound) && ++bad <= 3)
+                ADD_FAILURE() << label << ": column " << j << " row " << r << ": " << g << " vs GEMV " << v << ", |diff| "
+                              << diff << " > bound " << bound;
+        }
+        EXPECT_EQ(count_poison(got, static_cast<std::size_t>(j * gemm.stride()),
+                               static_cast<std::size_t>(j * gemm.stride() + w.out)),
+                  0)
+            << label << ": rows of column " << j << " left unwritten";
+        EXPECT_EQ(count_poison(got, static_cast<std::size_t>(j * gemm.stride() + w.out),
+                               static_cast<std::size_t>((j + 1) * gemm.stride())),
+                  kGapFloats)
+            << label << ": the gap after column " << j << " was written";
+    }
+    EXPECT_EQ(count_poison(got, static_cast<std::size_t>(cols * gemm.stride()), got.size()), kGuardFloats)
+        << label << ": written past the last column";
+    std::printf("[ free     ] %-44s workspace %9llu B, worst |gemm - gemv| = %.3f of the bound\n", label.c_str(),
+                static_cast<unsigned long long>(ws_bytes), worst);
+}
+
 // Mean time of `reps` GEMMs of 16 columns and of 16 GEMVs (host clock around back-to-back launches).
 void time_gemm(GpuSession& gpu, const Weight& w, std::mt19937_64& rng, const std::string& shape) {
     constexpr int64_t kCols = 16;
@@ -256,6 +378,77 @@ TEST_P(CudaGemm, ModelShapesEveryColumnIsItsGemv) {
             time_gemm(gpu, w, rng, shape);
         }
     }
+}
+
+// Free order (ABI 1.13) at the 27B shapes: every column within the summation-order bound of its
+// GEMV (check_free_order_columns says why that bound), the same bits on a second run; T = 64 (the
+// prompt chunk: one whole column group), accumulating.
+TEST_P(CudaGemm, ModelShapesInFreeOrderStayWithinTheOrderBound) {
+    DENSE_REQUIRE_GPU(gpu);
+    const FormatKernels& f = *GetParam();
+    for (const auto& [in, out] : {std::pair<int64_t, int64_t>{5120, 6144}, {17408, 5120}, {5120, 17408}}) {
+        std::mt19937_64 rng(f.type * 6151u + static_cast<uint64_t>(in * 37 + out));
+        const Weight w = make_weight(gpu, f, in, out, rng, 0);
+        ASSERT_TRUE(w.buf.get() != nullptr) << f.name;
+        const std::string shape = std::string(f.name) + " {" + std::to_string(in) + ", " + std::to_string(out) + "}";
+        check_free_order_columns(gpu, w, 64, true, rng, shape);
+        if (HasFatalFailure()) return;
+    }
+}
+
+// Free order at the small shapes' corners (row tails, a streamed matrix with a short last tile, an
+// unaligned matrix, which the free-order kernel leaves to the exact one; for the 32-element formats a
+// partial last step and an odd IN/32), T = 2 (dst overwritten), 17 (a short last n-tile) and 65 (a
+// second column group of one column), accumulating.
+TEST_P(CudaGemm, SmallShapesInFreeOrderStayWithinTheOrderBound) {
+    DENSE_REQUIRE_GPU(gpu);
+    const FormatKernels& f = *GetParam();
+    struct Shape {
+        int64_t in, out;
+        uint64_t w_offset;
+    };
+    std::vector<Shape> shapes = {{768, 37, 0}, {5120, 4100, 0}, {768, 37, 2}};
+    if (f.block_elements == 32) {
+        shapes.push_back({288, 9, 0});
+        shapes.push_back({5120 + 96, 33, 0});
+    }
+    for (const Shape& s : shapes) {
+        const std::string shape = std::string(f.name) + " {" + std::to_string(s.in) + ", " + std::to_string(s.out) + "}" +
+                                  (s.w_offset != 0 ? " at +" + std::to_string(s.w_offset) : "");
+        std::mt19937_64 rng(f.type * 7121u + static_cast<uint64_t>(s.in * 31 + s.out) + s.w_offset);
+        const Weight w = make_weight(gpu, f, s.in, s.out, rng, s.w_offset);
+        ASSERT_TRUE(w.buf.get() != nullptr) << shape;
+        for (const int64_t cols : {2, 17, 65}) {
+            check_free_order_columns(gpu, w, cols, cols != 2, rng, shape);
+            if (HasFatalFailure()) return;
+        }
+    }
+}
+
+// An order this ABI does not define is refused with a log line, nothing written.
+TEST_P(CudaGemm, UnknownOrderIsRefused) {
+    DENSE_REQUIRE_GPU(gpu);
+    const FormatKernels& f = *GetParam();
+    std::mt19937_64 rng(f.type * 3301u);
+    const Weight w = make_weight(gpu, f, 512, 48, rng, 0);
+    ASSERT_TRUE(w.buf.get() != nullptr) << f.name;
+    std::vector<uint8_t> act(quant::act_bytes(DENSE_TYPE_Q8_32, 512 * 4));
+    const std::vector<float> x = quant::random_activation(512 * 4, rng);
+    cpuref::quantize_activation(DENSE_TYPE_Q8_32, x.data(), act.data(), 512 * 4);
+    const DeviceBuffer act_dev = upload_bytes(gpu, act.data(), act.size());
+    Columns y = make_columns(gpu, 48, 4, rng);
+    ASSERT_TRUE(act_dev.get() != nullptr && y.buf.get() != nullptr);
+    auto params = dense::sdk::make_struct<dense_gemv_params>();
+    params.order = 2;
+    const dense_tensor_view src[2] = {w.view(), cuda_view(act_dev.get(), DENSE_TYPE_Q8_32, 32, 40, {512 * 4})};
+    const dense_tensor_view dst = y.view();
+    dense_op_call c = make_call(DENSE_OP_GEMM_Q, src, &dst, &params, gpu.stream());
+    c.n_src = 2;
+    gpu.host().clear_logs();
+    EXPECT_EQ(gpu.run(f.type, DENSE_TYPE_Q8_32, c), DENSE_E_INVALID_ARGUMENT);
+    EXPECT_NE(gpu.host().log_text().find("order 2"), std::string::npos) << gpu.host().log_text();
+    const std::vector<float> after = download(gpu, y.buf, y.host.size());
+    EXPECT_EQ(std::memcmp(after.data(), y.host.data(), after.size() * 4), 0) << "dst was written";
 }
 
 // An unknown DENSE_CUDA_GEMM value is the default: the call succeeds, the columns are their GEMVs.

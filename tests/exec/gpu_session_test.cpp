@@ -3,6 +3,7 @@
 // the step replayed from a captured device graph against the same step run op by op. Skips (with
 // the reason) when no GPU pack can run here.
 #include "common/pack_loading.hpp"
+#include "common/scoped_env.hpp"
 #include "common/test_paths.hpp"
 #include "exec/session_fixture.hpp"
 #include "plan/bus_share.hpp"
@@ -505,13 +506,15 @@ TEST(GpuSession, GemvListsChangeNoResult) {
         ::unsetenv("DENSE_GEMV_LISTS");
 }
 
-// Batched prefill (plan/prefill_graph.hpp): the CUDA pack's GEMM_Q gives every column bit for bit
-// its GEMV_Q, and the norms, SwiGLU and the gated norm compute each row as for one token, so a
-// prompt run 4 or 16 tokens per step must leave the same bits as token by token: the hidden state
-// after the prompt, the logits of the steps after it, and the recurrent state — over two prompts
-// (a second chat turn at a non-zero position), captured and node by node.
+// Batched prefill (plan/prefill_graph.hpp) in the exact order (DENSE_PREFILL_EXACT=1): the CUDA
+// pack's GEMM_Q gives every column bit for bit its GEMV_Q, and the norms, SwiGLU and the gated norm
+// compute each row as for one token, so a prompt run 4 or 16 tokens per step must leave the same bits
+// as token by token: the hidden state after the prompt, the logits of the steps after it, and the
+// recurrent state — over two prompts (a second chat turn at a non-zero position), captured and node
+// by node.
 TEST(GpuSession, BatchedPrefillLeavesTheSameBitsAsTokenByToken) {
     REQUIRE_GPU(gpu);
+    const ScopedEnv exact("DENSE_PREFILL_EXACT", "1");  // read while the sessions' graphs are built
     for (const char* mix : {"seed-iq4", "q4_k"}) {
         const SynthFile f = synth_tiny(mix);
         for (const bool device_graph : {true, false}) {
@@ -545,9 +548,10 @@ TEST(GpuSession, BatchedPrefillLeavesTheSameBitsAsTokenByToken) {
 // step's LM head runs alone on a copy of its hidden state; the logits must be bit for bit those of
 // a step with logits after the rest of the prompt (32 tokens: two batched steps of 16 and the head
 // alone; 37: 16 + 16 + 4 batched and a token step with logits; both turns on one session, then
-// generation).
+// generation). In the exact order, as the test above.
 TEST(GpuSession, LastLogitsFromABatchedStepAreThoseOfAStepWithLogits) {
     REQUIRE_GPU(gpu);
+    const ScopedEnv exact("DENSE_PREFILL_EXACT", "1");
     for (const char* mix : {"seed-iq4", "q4_k"}) {
         const SynthFile f = synth_tiny(mix);
         for (const bool device_graph : {true, false}) {
@@ -570,6 +574,51 @@ TEST(GpuSession, LastLogitsFromABatchedStepAreThoseOfAStepWithLogits) {
                 EXPECT_TRUE(std::equal(h1.begin(), h1.end(), hb.begin())) << "hidden state after the prompt";
             }
             expect_bit_identical_steps(*one, *batched, random_prompt(4, vocab, 83));
+        }
+    }
+}
+
+// Batched prefill in the default free order (ABI 1.13: GEMM_Q columns may add their block terms in
+// another order than the GEMV, gemm_mma_wide.cuh) against token by token, free-running over a
+// 37-token prompt and 4 steps after it. Each GEMM column is within the summation-order bound of its
+// GEMV (CudaGemm.*InFreeOrder*: <= 0.04 of the bound, ~1e-7 relative), but the next layer's Q8_32
+// quantizer turns a value that close to a rounding boundary into a code one step away, and the
+// recurrent state carries such flips through the prompt: the mechanism the row split's tests name
+// for their bars. Measured on an H100 (session 32): hidden state 0.99983 (seed-iq4) and 0.99981
+// (q4_k), logits 0.99953-0.99987, every argmax the same. The bar: cosine >= 0.999 and the same argmax
+// at every step (a wrong column, block or split would be far below). A second run of the same
+// batched session gives the same bits (the order does not depend on timing).
+TEST(GpuSession, BatchedPrefillInFreeOrderStaysWithinRoundingOfTokenByToken) {
+    REQUIRE_GPU(gpu);
+    const ScopedEnv free_order("DENSE_PREFILL_EXACT", "0");
+    for (const char* mix : {"seed-iq4", "q4_k"}) {
+        SCOPED_TRACE(mix);
+        const SynthFile f = synth_tiny(mix);
+        auto one = session_on(*f.model, *gpu, true, DENSE_TYPE_NONE, std::nullopt, 1);
+        auto batched = session_on(*f.model, *gpu, true, DENSE_TYPE_NONE, std::nullopt, 16);
+        ASSERT_EQ(batched->prefill_chunk(), 16) << batched->prefill_note();
+        const auto vocab = static_cast<int32_t>(one->n_vocab());
+        const std::vector<int32_t> prompt = random_prompt(37, vocab, 91);
+        std::vector<float> first_hidden;
+        for (int run = 0; run < 2; ++run) {
+            one->reset();
+            batched->reset();
+            const std::span<const int32_t> head(prompt.data(), prompt.size() - 1);
+            one->prefill(head);
+            batched->prefill(head);
+            const auto h1 = one->hidden(), hb = batched->hidden();
+            EXPECT_GE(cosine(h1, hb), 0.999) << "hidden state after the prompt";
+            if (run == 0) first_hidden.assign(hb.begin(), hb.end());
+            else EXPECT_TRUE(std::equal(hb.begin(), hb.end(), first_hidden.begin())) << "the same prompt, a second time";
+            int32_t token = prompt.back();
+            for (int pos = 0; pos < 4; ++pos) {
+                one->step(token, true);
+                batched->step(token, true);
+                const auto x = one->logits(), y = batched->logits();
+                EXPECT_GE(cosine(x, y), 0.999) << "logits, step " << pos;
+                EXPECT_EQ(argmax(x), argmax(y)) << "step " << pos;
+                token = argmax(x);
+            }
         }
     }
 }

@@ -4,10 +4,12 @@
 #include "plan/plan_fixture.hpp"
 #include "plan/plan_report.hpp"
 #include "plan/plan_verdict.hpp"
+#include "plan/prefill_graph.hpp"
 
 #include <gtest/gtest.h>
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace dense::test {
 namespace {
@@ -44,7 +46,7 @@ TEST(PlanBudget, MaxContextFitsAndOneTokenMoreDoesNot) {
     }
 }
 
-// `prefill_chunk: auto` (64 on a GPU) over budget halves the chunk (down to 16) while that makes the
+// `prefill_chunk: auto` (256 on a GPU) over budget halves the chunk (down to 16) while that makes the
 // bill fit, before a context cut or a row split is considered; an explicit chunk never changes.
 TEST(PlanBudget, AutoPrefillChunkStepsDownBeforeAnythingElse) {
     auto at = [](int64_t chunk) {
@@ -52,9 +54,10 @@ TEST(PlanBudget, AutoPrefillChunkStepsDownBeforeAnythingElse) {
         r.prefill_chunk = chunk;
         return plan::make_plan(tiny().bound, qwen35_spec(), nullptr, r).peak();
     };
-    const uint64_t p64 = at(64), p32 = at(32), p16 = at(16);
-    ASSERT_GT(p64, p32);
-    ASSERT_GT(p32, p16);
+    ASSERT_EQ(plan::default_prefill_chunk(DENSE_DEVICE_CUDA), 256);
+    const std::vector<int64_t> chunks = {256, 128, 64, 32, 16};  // what `auto` tries, in order
+    for (size_t i = 0; i + 1 < chunks.size(); ++i) ASSERT_GT(at(chunks[i]), at(chunks[i + 1])) << chunks[i];
+    const uint64_t p256 = at(256), p16 = at(16);
     auto judged_auto = [](uint64_t budget) {
         plan::PlanRequest r = absent_gpu(512);
         r.prefill_chunk = -1;
@@ -65,7 +68,12 @@ TEST(PlanBudget, AutoPrefillChunkStepsDownBeforeAnythingElse) {
         uint64_t budget;
         int64_t chunk;
     };
-    for (const Case c : {Case{p64, 64}, Case{p64 - 1, 32}, Case{p32, 32}, Case{p32 - 1, 16}, Case{p16, 16}}) {
+    std::vector<Case> cases;
+    for (size_t i = 0; i < chunks.size(); ++i) {
+        cases.push_back({at(chunks[i]), chunks[i]});  // exactly its peak: that chunk
+        if (i + 1 < chunks.size()) cases.push_back({at(chunks[i]) - 1, chunks[i + 1]});  // a byte short: the next
+    }
+    for (const Case c : cases) {
         const auto r = judged_auto(c.budget);
         ASSERT_TRUE(r.verdict);
         EXPECT_TRUE(r.verdict->fits) << c.budget;
@@ -75,23 +83,23 @@ TEST(PlanBudget, AutoPrefillChunkStepsDownBeforeAnythingElse) {
         const bool noted = std::any_of(r.bill.notes.begin(), r.bill.notes.end(), [](const std::string& n) {
             return n.find("tokens per batched step") != std::string::npos;
         });
-        EXPECT_EQ(noted, c.chunk != 64) << c.budget;
+        EXPECT_EQ(noted, c.chunk != 256) << c.budget;
     }
-    // Below the smallest auto chunk's peak: over budget, and the bill (and a row split, which streams
-    // host rows once per batched step) stays at the default chunk.
+    // Below the smallest auto chunk's peak: over budget, and the bill is the one at a split's default
+    // chunk (64: a row split streams host rows once per batched step, so there a long step pays).
     const auto over = judged_auto(p16 - 1);
     ASSERT_TRUE(over.verdict);
     EXPECT_FALSE(over.verdict->fits);
-    EXPECT_EQ(over.prefill_chunk, 64);
-    EXPECT_EQ(over.verdict->over, p64 - (p16 - 1));
+    EXPECT_EQ(over.prefill_chunk, 64);  // what a row split, the next thing to give way, would use
+    EXPECT_EQ(over.verdict->over, at(64) - (p16 - 1));
     // An explicit chunk is what the config asked for: never lowered.
     plan::PlanRequest fixed = absent_gpu(512);
-    fixed.prefill_chunk = 64;
+    fixed.prefill_chunk = 256;
     const auto kept = plan::plan_and_judge(tiny().bound, qwen35_spec(), nullptr, fixed,
-                                           plan::Budget{p64 - 1, "test budget"}, false, "tiny.gguf");
+                                           plan::Budget{p256 - 1, "test budget"}, false, "tiny.gguf");
     ASSERT_TRUE(kept.verdict);
     EXPECT_FALSE(kept.verdict->fits);
-    EXPECT_EQ(kept.prefill_chunk, 64);
+    EXPECT_EQ(kept.prefill_chunk, 256);
 }
 
 TEST(PlanBudget, OverBudgetSaysWhatWouldFit) {

@@ -521,7 +521,12 @@ TEST(RowSplitBill, OverBudgetReportShowsTheSplitThatFits) {
     const Model& m = tiny();
     auto request = absent_gpu(256);
     request.prefill_chunk = -1;
-    const auto whole = plan::make_plan(m.bound, qwen35_spec(), nullptr, request);
+    // The budget: a third of the weights short of the peak at the smallest chunk `auto` tries, so no
+    // smaller prompt step makes it fit (the default 256-token step's scratch alone is more than that
+    // third on the tiny model).
+    auto at_smallest = request;
+    at_smallest.prefill_chunk = plan::smallest_auto_prefill_chunk(DENSE_DEVICE_CUDA);
+    const auto whole = plan::make_plan(m.bound, qwen35_spec(), nullptr, at_smallest);
     const plan::Budget budget{whole.peak() - whole.weight_bytes / 3, "test"};
     const auto report = plan::plan_and_judge(m.bound, qwen35_spec(), nullptr, request, budget, false, "tiny");
     ASSERT_TRUE(report.verdict && !report.verdict->fits);

@@ -8,6 +8,7 @@
 #include "prepared_op.hpp"
 #include "view_checks.hpp"
 
+#include <dense/pack_common/call_checks.hpp>
 #include <dense/sdk/pack.hpp>
 
 #include <climits>
@@ -58,6 +59,16 @@ bool is_float(dense_type_id type) noexcept {
 // Bytes of a contiguous view of `fmt` (check_contiguous proved it fits in int64).
 int64_t view_bytes(const dense_tensor_view& v, const CudaFormat& fmt) noexcept {
     return element_count(v) / fmt.block_elements * fmt.block_bytes;
+}
+
+// The call's dense_gemv_params.order (ABI 1.13): exact (false) without params.
+std::string read_free_order(const dense_op_call& c, bool& free_order) {
+    free_order = false;
+    if (c.params == nullptr) return {};  // read_accumulate checked the header
+    const dense_gemv_params p = dense::sdk::read_struct(static_cast<const dense_gemv_params*>(c.params));
+    if (std::string err = pack_common::check_gemm_order(p.order); !err.empty()) return err;
+    free_order = p.order == DENSE_GEMM_ORDER_FREE;
+    return {};
 }
 
 // The checks of GEMV_Q (gemv_ops.cpp) with T columns: the same alignments and size limits, src1 of
@@ -112,7 +123,7 @@ std::string validate(const OpContext& ctx, const dense_op_call& c, GemmLaunch& g
                                           view_bytes(c.src[1], af));
                 });
         },
-        [&] { return read_accumulate(c, accumulate); });
+        [&] { return read_accumulate(c, accumulate); }, [&] { return read_free_order(c, g.free_order); });
     if (!err.empty()) return err;
     g.matrix.weight = c.src[0].data;
     g.matrix.in = c.src[0].ne[0];
@@ -123,6 +134,8 @@ std::string validate(const OpContext& ctx, const dense_op_call& c, GemmLaunch& g
     g.matrix.accumulate = accumulate;
     g.cols = c.dst[0].ne[1];
     g.dst_col_stride = c.dst[0].ne[1] > 1 ? c.dst[0].nb[1] / 4 : c.src[0].ne[1];
+    g.workspace = c.workspace;
+    g.workspace_bytes = c.workspace != nullptr ? c.workspace_bytes : 0;
     return {};
 }
 
@@ -151,6 +164,26 @@ dense_status execute(const OpContext& ctx, const Prepared& p) {
                        err);
 }
 
+// The free-order kernel's K-split partial sums (kernels/gemm_mma_wide.cuh): 0 for an exact call, a
+// float format (its GEMM is the GEMV per column), one column, or a call this op refuses.
+uint64_t workspace_bytes(void* user, const dense_op_call* raw) noexcept {
+    try {
+        const auto& ctx = *static_cast<const OpContext*>(user);
+        Prepared p;
+        if (prepare(ctx, raw, p).status != DENSE_OK || !p.g.free_order || is_float(ctx.format->type) || p.g.cols < 2)
+            return 0;
+        int sm = 0;
+        if (cudaDeviceGetAttribute(&sm, cudaDevAttrMultiProcessorCount, p.call.dst[0].device_index) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return 0;  // the launch then finds no workspace and runs the exact kernel
+        }
+        return gemm_free_order_plan(p.g.matrix.out, p.g.matrix.in, p.g.cols, sm, gemm_free_order_forced_splits())
+            .workspace_bytes;
+    } catch (...) {
+        return 0;
+    }
+}
+
 dense_op_impl make_op_impl(OpContext& ctx) noexcept {
     auto impl = dense::sdk::make_struct<dense_op_impl>();
     impl.op_kind = ctx.kind;
@@ -162,7 +195,7 @@ dense_op_impl make_op_impl(OpContext& ctx) noexcept {
     impl.user = &ctx;
     impl.supports = PreparedOp<Prepared, prepare, execute>::supports;
     impl.run = PreparedOp<Prepared, prepare, execute>::run;
-    impl.workspace_bytes = nullptr;  // needs none
+    impl.workspace_bytes = workspace_bytes;
     return impl;
 }
 

@@ -10,4 +10,9 @@ std::string check_counts(const dense_op_call& c, uint32_t n_src, uint32_t n_dst)
     return {};
 }
 
+std::string check_gemm_order(uint32_t order) {
+    if (order == DENSE_GEMM_ORDER_EXACT || order == DENSE_GEMM_ORDER_FREE) return {};
+    return "params (dense_gemv_params): order " + std::to_string(order) + " is not a known GEMM order (0 exact, 1 free)";
+}
+
 }  // namespace dense::pack_common

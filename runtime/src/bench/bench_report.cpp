@@ -29,7 +29,8 @@ std::string to_markdown(const BenchReport& r) {
     o << "dense-rt " << r.version << " | " << r.model << " | " << r.device << " | pack " << r.pack << " | KV "
       << r.kv_type;
     if (!r.rows.empty())  // a model bench: how its prompts ran
-        o << " | prompt " << (r.prefill_chunk > 1 ? std::to_string(r.prefill_chunk) + " tokens per step" : "token by token");
+        o << " | prompt " << (r.prefill_chunk > 1 ? std::to_string(r.prefill_chunk) + " tokens per step" : "token by token")
+          << (r.prefill_chunk > 1 ? (r.prefill_free_order ? " (GEMM in free order)" : " (GEMM in exact order)") : "");
     o << "\n";
     if (!r.repeated_nodes.empty()) {
         o << "TIMING EXPERIMENT (--repeat-nodes): nodes whose implementation name contains";
@@ -111,6 +112,7 @@ std::string to_json(const BenchReport& r) {
     j["pack"] = r.pack;
     j["kv_type"] = r.kv_type;
     j["prefill_chunk"] = r.prefill_chunk;
+    j["prefill_gemm_order"] = r.prefill_chunk > 1 ? (r.prefill_free_order ? "free" : "exact") : "none";
     j["weight_bytes_per_token"] = r.weight_bytes_per_token;
     j["session_bytes"] = r.session_bytes;
     j["load_seconds"] = r.load_seconds;

@@ -21,6 +21,7 @@ struct BenchReport {
                                           // split); the main device's pack with --gemv-only
     std::string kv_type;                  // "f16"
     int64_t prefill_chunk = 1;            // prompt tokens per batched step (1: token by token)
+    bool prefill_free_order = false;      // their GEMMs in free order (ABI 1.13), not bit for bit
     uint64_t weight_bytes_per_token = 0;  // weights a generated token reads (LM head included)
     uint64_t session_bytes = 0;           // device memory the session holds (weights, KV, state, buffers)
     double load_seconds = 0;

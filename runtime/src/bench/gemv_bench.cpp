@@ -2,6 +2,7 @@
 
 #include "bench/op_call.hpp"
 #include "bench/timing.hpp"
+#include "core/env_number.hpp"
 #include "core/type_table.hpp"
 #include "packs/activation_choice.hpp"
 #include "synth/block_fill.hpp"
@@ -63,6 +64,11 @@ GemvResult run_case(const packs::PackManager& packs, size_t device, const Memory
                     {contiguous_view(x_dev, DENSE_TYPE_F32, dev, {n_act, 1, 1, 1})},
                     {contiguous_view(a_dev, act, dev, {n_act, 1, 1, 1})}, nullptr, mem->stream());
     quantize.run();
+    // A GEMM in the order the session's prompt steps ask for (plan/graph_options.cpp): free unless
+    // DENSE_PREFILL_EXACT=1; the free order's workspace (the same for every copy) allocated once.
+    auto params = dense::sdk::make_struct<dense_gemv_params>();
+    params.order = gemm && env_whole_number("DENSE_PREFILL_EXACT", 0, 0, 1) == 0 ? DENSE_GEMM_ORDER_FREE
+                                                                                 : DENSE_GEMM_ORDER_EXACT;
     std::vector<std::unique_ptr<OpCall>> calls;
     for (void* p : w)
         calls.push_back(std::make_unique<OpCall>(
@@ -72,7 +78,11 @@ GemvResult run_case(const packs::PackManager& packs, size_t device, const Memory
             std::vector<dense_tensor_view>{
                 gemm ? contiguous_view(y_dev, DENSE_TYPE_F32, dev, {shape.out, cols, 1, 1})
                      : contiguous_view(y_dev, DENSE_TYPE_F32, dev, {shape.out, 1, 1, 1})},
-            nullptr, mem->stream()));
+            gemm ? static_cast<const void*>(&params) : nullptr, mem->stream()));
+    if (const uint64_t ws = calls.front()->workspace_bytes(); ws > 0) {
+        void* ws_dev = mem->alloc(ws, "gemm bench workspace");
+        for (auto& c : calls) c->set_workspace(ws_dev, ws);
+    }
     mem->sync();
 
     const int per_timing = std::max(copies, 20);
@@ -92,7 +102,10 @@ GemvResult run_case(const packs::PackManager& packs, size_t device, const Memory
     r.fraction = o.read_ceiling_gbs > 0 ? r.gbs / o.read_ceiling_gbs : 0;
     r.cols = cols;
     r.tmacs = static_cast<double>(shape.in) * static_cast<double>(shape.out) * static_cast<double>(cols) / r.seconds / 1e12;
-    if (gemm) r.shape += " T=" + std::to_string(cols);
+    if (gemm) {
+        r.shape += " T=" + std::to_string(cols);
+        r.impl += params.order == DENSE_GEMM_ORDER_FREE ? " (free order)" : " (exact order)";
+    }
     return r;
 }
 

@@ -211,6 +211,7 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
         report.model = config->model.filename().string();
         report.kv_type = config->kv_type;
         report.prefill_chunk = session.prefill_chunk();
+        report.prefill_free_order = session.prefill_free_order();
         report.weight_bytes_per_token = weight_bytes_per_token(model->bound);
         report.session_bytes = session.memory_bytes();
         report.upload_seconds = session.weights().upload_seconds();

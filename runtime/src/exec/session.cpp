@@ -71,6 +71,7 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     graph::GraphOptions go =
         plan::session_graph_options(packs, options.device, options.n_ctx, options.kv_type, options.gemv_activation);
     go.weight_pointer = [this](const gguf::TensorInfo* t) { return weights_->pointer(t); };
+    gemm_free_order_ = go.gemm_free_order;
     if (split != nullptr)
         go.device_rows = [&device_rows](const gguf::TensorInfo* t) {
             auto it = device_rows.find(t);

@@ -118,6 +118,9 @@ public:
     void prefill(std::span<const int32_t> tokens, bool last_logits = false);
     // Tokens per batched prefill step (1: token by token) and, when 1 although more was asked, why.
     int64_t prefill_chunk() const noexcept { return prefill_chunk_; }
+    // Whether the batched steps' GEMM_Q nodes ask for the free order (ABI 1.13; within rounding of
+    // token by token) rather than the exact one (bit for bit): DENSE_PREFILL_EXACT=1 says exact.
+    bool prefill_free_order() const noexcept { return prefill_chunk_ > 1 && gemm_free_order_; }
     const std::string& prefill_note() const noexcept { return prefill_note_; }
     // The token counts of the batched steps prefill() uses, largest first (empty: token by token).
     std::vector<int64_t> prefill_step_sizes() const;
@@ -258,6 +261,7 @@ private:
     bool device_graph_ = false;
     void* step_graph_[2][2] = {};  // [parity][want_logits], captured on first use
     int64_t prefill_chunk_ = 1;
+    bool gemm_free_order_ = false;
     std::string prefill_note_;
     std::vector<std::string> repeat_nodes_;  // SessionOptions::repeat_nodes
     bool head_alone_ = false;  // the token step's head can run alone (run_head_alone)

@@ -47,6 +47,11 @@ struct GraphOptions {
     // the greedy choice over the logits on the device (StepInputs::greedy), so a greedy run copies 4
     // bytes back a token instead of the vocabulary's logits.
     bool greedy_on_device = false;
+    // The GEMM_Q nodes of a batched step ask for DENSE_GEMM_ORDER_FREE (ABI 1.13): each column then
+    // equals its token step's GEMV up to the order its block terms are added, not bit for bit, and a
+    // pack may decode each weight tile once for many columns. false: every batched step leaves the
+    // token-by-token bits (what the bit-for-bit prefill tests ask for).
+    bool gemm_free_order = false;
     // Output-row split of GEMV weights onto the CPU (plan/row_split.hpp): how many leading output
     // rows of a weight the device reads from `weight_pointer`; rows [that, rows) become a second
     // GEMV node keyed to the CPU that reads them from the file mapping and writes the rest of the

@@ -417,10 +417,14 @@ void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, co
                          BufferId y, dense_type_id act, bool accumulate, Phase phase) {
     const int64_t rows = w.view.ne[1];
     const auto params = [&] { return accumulate ? params_bytes(dense_gemv_params{{}, 1, 0}) : std::vector<std::byte>{}; };
+    const auto gemm_params = [&] {
+        if (!options_.gemm_free_order) return params();
+        return params_bytes(dense_gemv_params{{}, accumulate ? 1u : 0u, DENSE_GEMM_ORDER_FREE});
+    };
     const int64_t keep = options_.device_rows && t != nullptr ? options_.device_rows(t) : rows;
     const int64_t bus_rows = options_.bus_rows && t != nullptr ? options_.bus_rows(t) : 0;
     if (tokens_ > 1 && keep >= rows && bus_rows <= 0) {  // one GEMM_Q reads the weight once for all T columns
-        emit(label, DENSE_OP_GEMM_Q, w.view.type, act, {w, xq}, {f32(y, rows, tokens_)}, params(), phase);
+        emit(label, DENSE_OP_GEMM_Q, w.view.type, act, {w, xq}, {f32(y, rows, tokens_)}, gemm_params(), phase);
         return;
     }
     if (tokens_ == 1 && keep >= rows) {
@@ -439,7 +443,7 @@ void Lowering::emit_gemv(const std::string& label, const gguf::TensorInfo* t, co
         // straight from the file mapping.
         if (keep > 0)
             emit(label + " " + row_range(0, keep), DENSE_OP_GEMM_Q, w.view.type, act, {row_view(w, w.external_ptr, 0, keep), xq},
-                 {f32(y, keep, tokens_, 0, rows)}, params(), phase);
+                 {f32(y, keep, tokens_, 0, rows)}, gemm_params(), phase);
         if (bus > 0)
             emit_bus_chunks(label, t, w, xq, y, act, params(), phase, keep, keep + bus, options_.bus_source(t), keep, "");
         if (cpu_first < rows)

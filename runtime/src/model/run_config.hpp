@@ -66,7 +66,7 @@ struct RunConfig {
     // (plan/bus_share.hpp).
     double bus_read_share = kAutoBusShare;
     // Prompt tokens per batched prefill step (exec::SessionOptions::prefill_chunk); -1: the device's
-    // default (64 on a GPU, lowered to as little as 16 by the VRAM plan; 1 = token by token on the CPU).
+    // default (256 on a GPU, lowered to as little as 16 by the VRAM plan; 1 = token by token on the CPU).
     int64_t prefill_chunk = -1;
     PacksConfig packs;
     SamplingConfig sampling;

@@ -63,7 +63,8 @@ static_assert(offsetof(dense_embed_row_params, row) == 8);
 static_assert(sizeof(dense_embed_row_params) == 16);
 
 // Per-op parameter structs (ABI 1.0).
-static_assert(offsetof(dense_gemv_params, accumulate) == 8 && sizeof(dense_gemv_params) == 16);
+static_assert(offsetof(dense_gemv_params, accumulate) == 8 && offsetof(dense_gemv_params, order) == 12 &&
+              sizeof(dense_gemv_params) == 16);
 static_assert(offsetof(dense_norm_params, eps) == 8 && sizeof(dense_norm_params) == 16);
 static_assert(offsetof(dense_rope_params, n_rot) == 8 && offsetof(dense_rope_params, mode) == 12);
 static_assert(offsetof(dense_rope_params, freq_base) == 16 && offsetof(dense_rope_params, freq_scale) == 20);

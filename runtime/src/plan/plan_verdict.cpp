@@ -41,9 +41,10 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
             "measured on an H200) and other programs need room beside it when the budget is a card's whole memory");
     report.verdict = judge(report.bill, *budget);
     // `prefill_chunk: auto` over budget: smaller batched prompt steps (less scratch) before anything
-    // else gives way. Still over at the smallest, the default stays: a row split streams its host
-    // rows through the bus once per batched step, so there a long step pays most (the context
-    // search below still asks what the smallest chunk would hold).
+    // else gives way. Still over at the smallest, the bill is the one at a split's default chunk
+    // (64 on a GPU, prefill_graph.hpp): a row split is what comes next, and it streams its host rows
+    // through the bus once per batched step, so there a long step pays most (the context search
+    // below still asks what the smallest chunk would hold).
     const bool auto_chunk = request.prefill_chunk < 0 && report.prefill_chunk > 1;
     const int64_t smallest_chunk = smallest_auto_prefill_chunk(request.target.kind);
     if (auto_chunk && !report.verdict->fits) {
@@ -59,10 +60,11 @@ PlanReport plan_and_judge(const model::BoundModel& model, const model::ModelSpec
                                         " tokens per batched step: at the default " + std::to_string(asked) +
                                         " the batched step's scratch does not fit (prefill_chunk: auto)");
         } else {
-            req.prefill_chunk = request.prefill_chunk;
+            req.prefill_chunk = default_split_prefill_chunk(request.target.kind);
             report.bill = make_plan(model, spec, packs, req);
-            report.prefill_chunk = asked;
+            report.prefill_chunk = req.prefill_chunk;
             report.verdict = judge(report.bill, *budget);
+            req.prefill_chunk = request.prefill_chunk;  // `auto` again for the split search
         }
     }
     if (always_search_max_context || !report.verdict->fits) {

@@ -7,12 +7,16 @@
 
 namespace dense::plan {
 
-int64_t default_prefill_chunk(dense_device_kind kind) noexcept { return kind == DENSE_DEVICE_CPU ? 1 : 64; }
+int64_t default_prefill_chunk(dense_device_kind kind) noexcept { return kind == DENSE_DEVICE_CPU ? 1 : 256; }
+
+int64_t default_split_prefill_chunk(dense_device_kind kind) noexcept { return kind == DENSE_DEVICE_CPU ? 1 : 64; }
 
 int64_t smallest_auto_prefill_chunk(dense_device_kind kind) noexcept { return kind == DENSE_DEVICE_CPU ? 1 : 16; }
 
 int64_t prefill_chunk_for(int64_t requested, dense_device_kind kind, bool split, bool bus_staging, std::string* why) {
-    const int64_t chunk = requested < 0 ? default_prefill_chunk(kind) : std::max<int64_t>(requested, 1);
+    const int64_t chunk = requested >= 0 ? std::max<int64_t>(requested, 1)
+                          : split             ? default_split_prefill_chunk(kind)
+                                              : default_prefill_chunk(kind);
     if (chunk > 1 && split && !bus_staging) {
         if (why != nullptr)
             *why = "the weights are split onto the CPU and the device's pack cannot copy weight rows beside the step "

@@ -29,7 +29,7 @@ const void* column(const FormatKernels& fmt, const void* act, int64_t in, int64_
 }  // namespace
 
 // src0 weight {IN, OUT}; src1 activations {IN * T}; dst F32 {OUT, T}, rows nb[1] apart; params
-// optional (dense_gemv_params.accumulate, as GEMV_Q).
+// optional (dense_gemv_params.accumulate, as GEMV_Q; order exact or free, both answered exactly).
 std::string handle_gemm_q(const OpContext& ctx, const dense_op_call& c, Phase phase) {
     auto params = dense::sdk::make_struct<dense_gemv_params>();
     int64_t n_act = 0;  // IN * T
@@ -52,7 +52,9 @@ std::string handle_gemm_q(const OpContext& ctx, const dense_op_call& c, Phase ph
             if (c.params == nullptr) return {};
             return read_params(c, "dense_gemv_params", DENSE_PACK_FIELD_END(dense_gemv_params, accumulate),
                                &params);
-        });
+        },
+        // A free order (ABI 1.13) allows any order of the terms; the GEMV per column is one of them.
+        [&] { return check_gemm_order(params.order); });
     if (!err.empty() || phase == Phase::Check) return err;
     const int64_t in = c.src[0].ne[0], out = c.src[0].ne[1], cols = c.dst[0].ne[1];
     const int64_t stride = row_stride_elements(c.dst[0]);

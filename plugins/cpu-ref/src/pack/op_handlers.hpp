@@ -68,6 +68,7 @@ void run_gemv(const OpContext& ctx, const void* weight, int64_t in, int64_t out,
 using pack_common::check_counts;  // dense/pack_common/call_checks.hpp
 using pack_common::first_error;
 using pack_common::read_params;
+using pack_common::check_gemm_order;
 
 // The data of a validated F32 view.
 inline const float* f32_in(const dense_tensor_view& v) noexcept {

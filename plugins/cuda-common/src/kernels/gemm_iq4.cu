@@ -4,7 +4,7 @@
 // the GEMV code (gemv_common.cuh says why).
 #define DENSE_GEMV_PURE_ASM 1
 #include "kernels/gemv_dot_iq4.cuh"
-#include "kernels/gemm_mma.cuh"
+#include "kernels/gemm_mma_choice.cuh"
 #include "kernels/gemv_launchers.hpp"
 
 namespace dense::cuda {

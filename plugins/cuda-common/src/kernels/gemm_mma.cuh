@@ -147,6 +147,68 @@ struct MmaDualA<F, std::void_t<decltype(F::kDualA)>> {
     static constexpr bool value = F::kDualA;
 };
 
+// Four A words (kDualA's second set).
+struct MmaWords {
+    uint32_t w[4];
+};
+
+// Unit u of a step for a warp's 16-row tile (F::unit for its rows g and g + 8, "a" and "b"): the A
+// words of its two blocks k and their Blk. Both GEMM kernels decode through it.
+template <class F>
+struct MmaUnit {
+    uint32_t lo_a[2], hi_a[2], lo_b[2], hi_b[2];
+    uint32_t lo2_a[2], hi2_a[2], lo2_b[2], hi2_b[2];  // kDualA only
+    typename F::Blk ba[2], bb[2];
+    __device__ __forceinline__ void decode(const uint8_t* sa, const typename F::Row& ha, const uint8_t* sb,
+                                           const typename F::Row& hb, int u, int t, const IqTables& tables, int nb) {
+        if constexpr (MmaDualA<F>::value) {
+            F::unit(sa, ha, u, t, tables, nb, lo_a, hi_a, lo2_a, hi2_a, ba);
+            F::unit(sb, hb, u, t, tables, nb, lo_b, hi_b, lo2_b, hi2_b, bb);
+        } else {
+            F::unit(sa, ha, u, t, tables, nb, lo_a, hi_a, ba);
+            F::unit(sb, hb, u, t, tables, nb, lo_b, hi_b, bb);
+        }
+    }
+    // Block k's m16n8k32 A fragment (rows g, g + 8 x elements 4t.., 16+4t..) and kDualA's second one.
+    __device__ __forceinline__ void a(int k, uint32_t (&w)[4]) const {
+        w[0] = lo_a[k];
+        w[1] = lo_b[k];
+        w[2] = hi_a[k];
+        w[3] = hi_b[k];
+    }
+    __device__ __forceinline__ MmaWords a2(int k) const { return MmaWords{{lo2_a[k], lo2_b[k], hi2_a[k], hi2_b[k]}}; }
+};
+
+// One 32-element block of a 16 x 8 tile: its mma(s) on the A words a (a2(): kDualA's second set, asked
+// for only there) and the B words b0, b1, then each of the thread's four outputs' term (F::term, the
+// Dot's expression) added to its chain acc[i] (rows g, g + 8 by i >> 1, columns 2t, 2t + 1 by i & 1;
+// scales(i, da, sa) gives that output's activation scales). Both GEMM kernels run their blocks
+// through it (the staged exact kernels' machine code changed with it, not their bits or speed:
+// CudaGemm.* memcmp every column against its GEMV; pp512 924-925 tok/s before and after, session 32).
+template <class F, class A2, class Scales>
+__device__ __forceinline__ void mma_block_terms(float (&acc)[4], const uint32_t (&a)[4], A2&& a2, uint32_t b0, uint32_t b1,
+                                                const typename F::Blk& ba, const typename F::Blk& bb, Scales&& scales) {
+    int32_t c0[4], c1[4];
+    if constexpr (F::kK16) {
+        mma_k16(c0, a[0], a[1], b0);
+        mma_k16(c1, a[2], a[3], b1);
+    } else if constexpr (MmaDualA<F>::value) {
+        const MmaWords second = a2();
+        mma_k32(c0, a, b0, b1);
+        mma_k32(c1, second.w, b0, b1);
+    } else {
+        mma_k32(c0, a, b0, b1);
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        float da, sa = 0.0f;
+        scales(i, da, sa);
+        const typename F::Blk& bk = (i >> 1) ? bb : ba;
+        const float term = F::term(bk, c0[i], F::kK16 || MmaDualA<F>::value ? c1[i] : 0, da, sa);
+        acc[i] = add(acc[i], term);
+    }
+}
+
 // NT n-tiles of 8 columns per warp tile: 2 (16 columns, 2 blocks of 8 warps per SM) by default.
 template <class F, int NT, bool kStage>
 __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(const __grid_constant__ MmaArgs p) {
@@ -298,21 +360,15 @@ __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(
             const int nb = F::kPartialSteps ? min(8, p.act_blocks - 8 * s) : 8;
 #pragma unroll
             for (int u = 0; u < 4; ++u) {
-                uint32_t lo_a[2], hi_a[2], lo_b[2], hi_b[2];
-                [[maybe_unused]] uint32_t lo2_a[2], hi2_a[2], lo2_b[2], hi2_b[2];  // kDualA only
-                typename F::Blk ba[2], bb[2];
-                if constexpr (kDualA) {
-                    F::unit(sa_, ha, u, t, tables, nb, lo_a, hi_a, lo2_a, hi2_a, ba);
-                    F::unit(sb_, hb, u, t, tables, nb, lo_b, hi_b, lo2_b, hi2_b, bb);
-                } else {
-                    F::unit(sa_, ha, u, t, tables, nb, lo_a, hi_a, ba);
-                    F::unit(sb_, hb, u, t, tables, nb, lo_b, hi_b, bb);
-                }
+                MmaUnit<F> un;
+                un.decode(sa_, ha, sb_, hb, u, t, tables, nb);
 #pragma unroll
                 for (int k = 0; k < 2; ++k) {
                     const int b = 8 * s + 2 * u + k;
                     if (F::kPartialSteps && b >= p.act_blocks) continue;  // past a short row's end
-                    const uint32_t a[4] = {lo_a[k], lo_b[k], hi_a[k], hi_b[k]};
+                    uint32_t a[4];
+                    un.a(k, a);
+                    const auto a2 = [&] { return un.a2(k); };
 #pragma unroll
                     for (int n = 0; n < kMmaNTiles; ++n) {
                         if (8 * n >= ncols) break;  // warp-uniform
@@ -325,20 +381,7 @@ __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(
                             b0 = ldg_u32(bq[n] + 32 * b);
                             b1 = ldg_u32(bq[n] + 32 * b + 16);
                         }
-                        int32_t c0[4], c1[4];
-                        if constexpr (F::kK16) {
-                            mma_k16(c0, a[0], a[1], b0);
-                            mma_k16(c1, a[2], a[3], b1);
-                        } else if constexpr (kDualA) {
-                            const uint32_t a2[4] = {lo2_a[k], lo2_b[k], hi2_a[k], hi2_b[k]};
-                            mma_k32(c0, a, b0, b1);
-                            mma_k32(c1, a2, b0, b1);
-                        } else {
-                            mma_k32(c0, a, b0, b1);
-                        }
-#pragma unroll
-                        for (int i = 0; i < 4; ++i) {
-                            float da, sa = 0.0f;
+                        mma_block_terms<F>(acc[u][n], a, a2, b0, b1, un.ba[k], un.bb[k], [&](int i, float& da, float& sa) {
                             if constexpr (kStage) {
                                 const float* sd = reinterpret_cast<const float*>(sbuf + St::kCodeBytes) +
                                                   (8 * n + 2 * t + (i & 1)) * St::kScaleStride + 2 * u + k;
@@ -348,10 +391,7 @@ __global__ void __launch_bounds__(kMmaThreads, NT <= 2 ? 2 : 1) gemm_mma_kernel(
                                 da = cd[n][i & 1][b];
                                 if constexpr (F::kNeedS) sa = cs[n][i & 1][b];
                             }
-                            const typename F::Blk& bk = (i >> 1) ? bb[k] : ba[k];
-                            const float term = F::term(bk, c0[i], F::kK16 || kDualA ? c1[i] : 0, da, sa);
-                            acc[u][n][i] = add(acc[u][n][i], term);
-                        }
+                        });
                     }
                 }
             }
@@ -465,21 +505,6 @@ cudaError_t launch_gemm_mma(const GemmLaunch& g, cudaStream_t stream, bool stage
     else
         (void)launch_chained(gemm_mma_kernel<F, NT, false>, blocks, kMmaThreads, kTableBytes, stream, p);
     return cudaGetLastError();
-}
-
-// GEMM_Q of a format with an Mma decoder: the mma kernel where it applies, else the dp4a GEMM.
-// A/B knobs (measurements only; each variant gives the same bits): DENSE_CUDA_GEMM_MMA_COLS=32 warp
-// tiles of 32 columns, DENSE_CUDA_GEMM_MMA_STAGE=0 activations read from global memory.
-template <class F, class Dot>
-cudaError_t launch_gemm_auto(const GemmLaunch& g, cudaStream_t stream) {
-    if (mma_applicable<F>(g)) {
-        const char* st = std::getenv("DENSE_CUDA_GEMM_MMA_STAGE");
-        const bool staged = st == nullptr || std::strcmp(st, "0") != 0;
-        const char* v = std::getenv("DENSE_CUDA_GEMM_MMA_COLS");
-        if (v != nullptr && std::strcmp(v, "32") == 0) return launch_gemm_mma<F, Dot, 4>(g, stream, staged);
-        return launch_gemm_mma<F, Dot, 2>(g, stream, staged);
-    }
-    return launch_gemm<Dot>(g, stream);
 }
 
 DENSE_GEMV_FLAVOR_END

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define DENSE_ABI_MAJOR 1u
-#define DENSE_ABI_MINOR 12u
+#define DENSE_ABI_MINOR 13u
 
 /* dense_pack_score(NULL) returns the ABI version the pack was built against, encoded like this. It
  * lets the host refuse a pack of another major before it reads any struct the pack fills. */
@@ -152,7 +152,13 @@ enum {
      * accumulate != 0 means dst += W x. T = dst.ne[1] >= 1, src1.ne[0] = IN * T. Column j must equal,
      * bit for bit, what this pack's GEMV_Q of src0 on activation j alone writes, so a prompt run T
      * tokens at a time gives the same result as one token at a time. Registered per (weight type,
-     * activation type) like GEMV_Q. */
+     * activation type) like GEMV_Q.
+     * ABI 1.13: dense_gemv_params.order = DENSE_GEMM_ORDER_FREE relaxes that rule for the call: column
+     * j may add the same per-block terms as that GEMV in another order (its distance from the GEMV is
+     * then a rounding of the sum's order, not of the terms), so a pack can amortise the weight decode
+     * over more columns. The result must not depend on timing (no order decided by races), and the
+     * exact answer is always a valid one. A pack may ask for a workspace for it (workspace_bytes). An
+     * order value the pack does not know is DENSE_E_INVALID_ARGUMENT. */
     DENSE_OP_GEMM_Q = 4,
     /* src0: weight {D, V}; src1 (optional): I32 {1} row; dst: F32 {D}. Without src1 the row is
      * dense_embed_row_params.row. A row outside [0, V) is DENSE_E_INVALID_ARGUMENT. */
@@ -302,10 +308,13 @@ typedef struct dense_embed_row_params {
     int64_t row;
 } dense_embed_row_params;
 
+/* dense_gemv_params.order (ABI 1.13; before it the field was reserved and 0). */
+enum { DENSE_GEMM_ORDER_EXACT = 0, DENSE_GEMM_ORDER_FREE = 1 };
+
 typedef struct dense_gemv_params {
     dense_abi_header hdr;
     uint32_t accumulate; /* non-zero: dst += W*x */
-    uint32_t reserved0;
+    uint32_t order;      /* GEMM_Q: DENSE_GEMM_ORDER_*; GEMV_Q ignores it */
 } dense_gemv_params;
 
 typedef struct dense_norm_params {

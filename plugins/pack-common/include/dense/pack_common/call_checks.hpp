@@ -14,6 +14,10 @@ namespace dense::pack_common {
 // Exactly n_src sources and n_dst destinations, with non-NULL arrays where any are expected.
 std::string check_counts(const dense_op_call& c, uint32_t n_src, uint32_t n_dst);
 
+// GEMM_Q's dense_gemv_params.order (ABI 1.13): "" for DENSE_GEMM_ORDER_EXACT and _FREE, else why not
+// (an order a later minor may define; refused rather than guessed).
+std::string check_gemm_order(uint32_t order);
+
 // Runs the checks in order and keeps the first failure.
 template <class... Checks>
 std::string first_error(Checks&&... checks) {
