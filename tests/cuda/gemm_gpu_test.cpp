@@ -143,6 +143,51 @@ std::vector<float> download(GpuSession& gpu, const DeviceBuffer& b, std::size_t 
     return v;
 }
 
+// Column j of the activations x (`in` elements each) quantized alone as `at`.
+std::vector<uint8_t> quantized_column(dense_type_id at, const std::vector<float>& x, int64_t j, int64_t in) {
+    std::vector<uint8_t> one(quant::act_bytes(at, in));
+    cpuref::quantize_activation(at, x.data() + j * in, one.data(), in);
+    return one;
+}
+
+// What GEMV_Q writes for activation column j (`one`: quantized alone, in a buffer of its own, as `at`)
+// onto column j's starting values in `start` (what the GEMM accumulated onto); empty (with the
+// failure reported) where that could not run.
+std::vector<float> column_gemv(GpuSession& gpu, const Weight& w, dense_type_id at, const std::vector<uint8_t>& one,
+                               int64_t j, const Columns& start, bool accumulate, const std::string& label) {
+    const bool quantized = at == DENSE_TYPE_Q8_32;
+    const DeviceBuffer one_dev = upload_bytes(gpu, one.data(), one.size());
+    std::vector<float> want(static_cast<std::size_t>(w.out));
+    for (int64_t r = 0; r < w.out; ++r) want[static_cast<std::size_t>(r)] = start.at(j, r);
+    const DeviceBuffer want_dev = upload_bytes(gpu, want.data(), want.size() * 4);
+    EXPECT_TRUE(one_dev.get() != nullptr && want_dev.get() != nullptr) << label;
+    if (one_dev.get() == nullptr || want_dev.get() == nullptr) return {};
+    const auto one_view =
+        quantized ? cuda_view(one_dev.get(), at, 32, 40, {w.in}) : cuda_view(one_dev.get(), at, 1, 4, {w.in});
+    if (run_op(gpu, DENSE_OP_GEMV_Q, w.f->type, at, w.view(), one_view,
+               cuda_view(want_dev.get(), DENSE_TYPE_F32, 1, 4, {w.out}), accumulate) != DENSE_OK) {
+        ADD_FAILURE() << label << ": GEMV_Q of column " << j << " failed\n" << gpu.host().log_text();
+        return {};
+    }
+    return download(gpu, want_dev, want.size());
+}
+
+// The GEMM wrote every row of its columns and nothing else: the gaps between columns and the guard
+// after the last keep their poison.
+void expect_only_the_columns_written(const std::vector<float>& got, const Columns& c, const std::string& label) {
+    for (int64_t j = 0; j < c.cols; ++j) {
+        EXPECT_EQ(count_poison(got, static_cast<std::size_t>(j * c.stride()), static_cast<std::size_t>(j * c.stride() + c.out)),
+                  0)
+            << label << ": rows of column " << j << " left unwritten";
+        EXPECT_EQ(count_poison(got, static_cast<std::size_t>(j * c.stride() + c.out),
+                               static_cast<std::size_t>((j + 1) * c.stride())),
+                  kGapFloats)
+            << label << ": the gap after column " << j << " was written";
+    }
+    EXPECT_EQ(count_poison(got, static_cast<std::size_t>(c.cols * c.stride()), got.size()), kGuardFloats)
+        << label << ": written past the last column";
+}
+
 // One GEMM of `cols` columns against the GEMV of each column alone. The activations are quantized by
 // cpu-ref's quantizer (the CUDA one is bit-exact with it, gemv_gpu_test.cpp).
 void check_columns(GpuSession& gpu, const Weight& w, int64_t cols, bool accumulate, std::mt19937_64& rng,
@@ -168,27 +213,9 @@ void check_columns(GpuSession& gpu, const Weight& w, int64_t cols, bool accumula
     const std::vector<float> got = download(gpu, gemm.buf, gemm.host.size());
 
     for (int64_t j = 0; j < cols; ++j) {
-        // Activation j quantized alone, in a buffer of its own; its GEMV onto the same starting values.
-        std::vector<uint8_t> one(quant::act_bytes(at, w.in));
-        cpuref::quantize_activation(at, x.data() + j * w.in, one.data(), w.in);
-        const DeviceBuffer one_dev = upload_bytes(gpu, one.data(), one.size());
-        std::vector<float> want(static_cast<std::size_t>(w.out));
-        for (int64_t r = 0; r < w.out; ++r) want[static_cast<std::size_t>(r)] = gemm.at(j, r);
-        const DeviceBuffer want_dev = upload_bytes(gpu, want.data(), want.size() * 4);
-        ASSERT_TRUE(one_dev.get() != nullptr && want_dev.get() != nullptr);
-        const auto one_view =
-            quantized ? cuda_view(one_dev.get(), at, 32, 40, {w.in}) : cuda_view(one_dev.get(), at, 1, 4, {w.in});
-        ASSERT_EQ(run_op(gpu, DENSE_OP_GEMV_Q, wt, at, w.view(), one_view,
-                         cuda_view(want_dev.get(), DENSE_TYPE_F32, 1, 4, {w.out}), accumulate),
-                  DENSE_OK)
-            << label << "\n"
-            << gpu.host().log_text();
-        want = download(gpu, want_dev, want.size());
+        const std::vector<float> want = column_gemv(gpu, w, at, quantized_column(at, x, j, w.in), j, gemm, accumulate, label);
+        if (want.size() != static_cast<std::size_t>(w.out)) return;
         const float* column = got.data() + j * gemm.stride();
-        EXPECT_EQ(count_poison(got, static_cast<std::size_t>(j * gemm.stride()),
-                               static_cast<std::size_t>(j * gemm.stride() + w.out)),
-                  0)
-            << label << ": rows of column " << j << " left unwritten";
         if (std::memcmp(column, want.data(), want.size() * 4) != 0) {
             int64_t first = 0;
             while (std::memcmp(column + first, want.data() + first, 4) == 0) ++first;
@@ -196,13 +223,8 @@ void check_columns(GpuSession& gpu, const Weight& w, int64_t cols, bool accumula
                           << quant::hex32(column[first]) << ", GEMV "
                           << quant::hex32(want[static_cast<std::size_t>(first)]);
         }
-        EXPECT_EQ(count_poison(got, static_cast<std::size_t>(j * gemm.stride() + w.out),
-                               static_cast<std::size_t>((j + 1) * gemm.stride())),
-                  kGapFloats)
-            << label << ": the gap after column " << j << " was written";
     }
-    EXPECT_EQ(count_poison(got, static_cast<std::size_t>(cols * gemm.stride()), got.size()), kGuardFloats)
-        << label << ": written past the last column";
+    expect_only_the_columns_written(got, gemm, label);
 }
 
 // GEMM_Q in free order (ABI 1.13) through its impl, with the workspace the impl asks for (poisoned,
@@ -271,8 +293,7 @@ void check_free_order_columns(GpuSession& gpu, const Weight& w, int64_t cols, bo
     const double rel = (gamma_bound(n + 9.0) + gamma_bound(2.0 * steps + 9.0)) * (1.0 + 0x1p-16);
     double worst = 0.0;  // the largest |gemm - gemv| / bound seen (printed: how close to the bound)
     for (int64_t j = 0; j < cols; ++j) {
-        std::vector<uint8_t> one(quant::act_bytes(DENSE_TYPE_Q8_32, w.in));
-        cpuref::quantize_activation(DENSE_TYPE_Q8_32, x.data() + j * w.in, one.data(), w.in);
+        const std::vector<uint8_t> one = quantized_column(DENSE_TYPE_Q8_32, x, j, w.in);
         // |x_i| of the quantized column: |code| * d.
         std::vector<float> xa(static_cast<std::size_t>(w.in));
         const auto* codes = reinterpret_cast<const int8_t*>(one.data());
@@ -285,17 +306,8 @@ void check_free_order_columns(GpuSession& gpu, const Weight& w, int64_t cols, bo
             for (int64_t i = 0; i < w.in; ++i) acc += std::fabs(static_cast<double>(wr[i])) * xa[static_cast<std::size_t>(i)];
             abs_dot[static_cast<std::size_t>(r)] = acc;
         }
-        const DeviceBuffer one_dev = upload_bytes(gpu, one.data(), one.size());
-        std::vector<float> want(static_cast<std::size_t>(w.out));
-        for (int64_t r = 0; r < w.out; ++r) want[static_cast<std::size_t>(r)] = gemm.at(j, r);
-        const DeviceBuffer want_dev = upload_bytes(gpu, want.data(), want.size() * 4);
-        ASSERT_TRUE(one_dev.get() != nullptr && want_dev.get() != nullptr);
-        ASSERT_EQ(run_op(gpu, DENSE_OP_GEMV_Q, w.f->type, DENSE_TYPE_Q8_32, w.view(),
-                         cuda_view(one_dev.get(), DENSE_TYPE_Q8_32, 32, 40, {w.in}),
-                         cuda_view(want_dev.get(), DENSE_TYPE_F32, 1, 4, {w.out}), accumulate),
-                  DENSE_OK)
-            << label;
-        want = download(gpu, want_dev, want.size());
+        const std::vector<float> want = column_gemv(gpu, w, DENSE_TYPE_Q8_32, one, j, gemm, accumulate, label);
+        if (want.size() != static_cast<std::size_t>(w.out)) return;
         const float* column = got.data() + j * gemm.stride();
         int bad = 0;
         for (int64_t r = 0; r < w.out; ++r) {
@@ -307,17 +319,8 @@ void check_free_order_columns(GpuSession& gpu, const Weight& w, int64_t cols, bo
                 ADD_FAILURE() << label << ": column " << j << " row " << r << ": " << g << " vs GEMV " << v << ", |diff| "
                               << diff << " > bound " << bound;
         }
-        EXPECT_EQ(count_poison(got, static_cast<std::size_t>(j * gemm.stride()),
-                               static_cast<std::size_t>(j * gemm.stride() + w.out)),
-                  0)
-            << label << ": rows of column " << j << " left unwritten";
-        EXPECT_EQ(count_poison(got, static_cast<std::size_t>(j * gemm.stride() + w.out),
-                               static_cast<std::size_t>((j + 1) * gemm.stride())),
-                  kGapFloats)
-            << label << ": the gap after column " << j << " was written";
     }
-    EXPECT_EQ(count_poison(got, static_cast<std::size_t>(cols * gemm.stride()), got.size()), kGuardFloats)
-        << label << ": written past the last column";
+    expect_only_the_columns_written(got, gemm, label);
     std::printf("[ free     ] %-44s workspace %9llu B, worst |gemm - gemv| = %.3f of the bound\n", label.c_str(),
                 static_cast<unsigned long long>(ws_bytes), worst);
 }
