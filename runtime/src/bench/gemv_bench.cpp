@@ -2,9 +2,9 @@
 
 #include "bench/op_call.hpp"
 #include "bench/timing.hpp"
-#include "core/env_number.hpp"
 #include "core/type_table.hpp"
 #include "packs/activation_choice.hpp"
+#include "plan/graph_options.hpp"
 #include "synth/block_fill.hpp"
 
 #include <dense/sdk/pack.hpp>
@@ -64,11 +64,10 @@ GemvResult run_case(const packs::PackManager& packs, size_t device, const Memory
                     {contiguous_view(x_dev, DENSE_TYPE_F32, dev, {n_act, 1, 1, 1})},
                     {contiguous_view(a_dev, act, dev, {n_act, 1, 1, 1})}, nullptr, mem->stream());
     quantize.run();
-    // A GEMM in the order the session's prompt steps ask for (plan/graph_options.cpp): free unless
-    // DENSE_PREFILL_EXACT=1; the free order's workspace (the same for every copy) allocated once.
+    // A GEMM in the order the session's prompt steps ask for (plan::prefill_gemm_free_order); the free
+    // order's workspace (the same for every copy) allocated once.
     auto params = dense::sdk::make_struct<dense_gemv_params>();
-    params.order = gemm && env_whole_number("DENSE_PREFILL_EXACT", 0, 0, 1) == 0 ? DENSE_GEMM_ORDER_FREE
-                                                                                 : DENSE_GEMM_ORDER_EXACT;
+    params.order = gemm && plan::prefill_gemm_free_order() ? DENSE_GEMM_ORDER_FREE : DENSE_GEMM_ORDER_EXACT;
     std::vector<std::unique_ptr<OpCall>> calls;
     for (void* p : w)
         calls.push_back(std::make_unique<OpCall>(

@@ -17,10 +17,10 @@ graph::GraphOptions session_graph_options(const packs::PackManager& packs, size_
     // ARGMAX; the same tokens either way).
     go.greedy_on_device = env_whole_number("DENSE_DEVICE_GREEDY", 1, 0, 1) == 1 &&
                           packs::implements_op(packs, device, DENSE_OP_ARGMAX);
-    // DENSE_PREFILL_EXACT=1: batched prompt steps keep the token-by-token bits (GEMM_Q in its exact
-    // order); by default they let the pack add each column's block terms in its own order (ABI 1.13).
-    go.gemm_free_order = env_whole_number("DENSE_PREFILL_EXACT", 0, 0, 1) == 0;
+    go.gemm_free_order = prefill_gemm_free_order();
     return go;
 }
+
+bool prefill_gemm_free_order() { return env_whole_number("DENSE_PREFILL_EXACT", 0, 0, 1) == 0; }
 
 }  // namespace dense::plan

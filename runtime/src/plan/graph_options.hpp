@@ -15,4 +15,9 @@ namespace dense::plan {
 graph::GraphOptions session_graph_options(const packs::PackManager& packs, size_t device, int64_t n_ctx,
                                           dense_type_id kv_type, dense_type_id gemv_activation);
 
+// Whether batched prompt steps ask for GEMM_Q in free order (ABI 1.13): yes unless
+// DENSE_PREFILL_EXACT=1, which keeps the token-by-token bits. The session's graph and the GEMM
+// micro-bench (bench/gemv_bench.cpp) both ask here.
+bool prefill_gemm_free_order();
+
 }  // namespace dense::plan
