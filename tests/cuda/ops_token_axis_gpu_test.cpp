@@ -4,8 +4,8 @@
 // inside the query+gate projection): one launch over T tokens must leave exactly the bits of T
 // one-token launches of the same pack, in order (outputs, recurrent state, caches: memcmp). The
 // one-token launches are themselves tested against cpu-ref (ops_gdn_gpu_test.cpp and the norm, conv,
-// gates, rope, kv-store and attention tests), so this is the whole contract of the axis. T = 16 (the
-// default prefill chunk) and odd T; the streaming delta-rule kernel (dk > 128) at a small shape;
+// gates, rope, kv-store and attention tests), so this is the whole contract of the axis. T = 16, a
+// prompt step of 256 and odd T; the streaming delta-rule kernel (dk > 128) at a small shape;
 // attention over short (one pass) and long (partitions + merge) histories.
 #include "cuda/gpu_ops_support.hpp"
 
@@ -31,32 +31,46 @@ DevMatrix flat(GpuSession& gpu, const std::vector<float>& v) {
 }
 DevMatrix flat_out(GpuSession& gpu, int64_t n) { return upload_matrix(gpu, nullptr, n, 1); }
 
+// CONV1D_CAUSAL over T tokens in one launch against T one-token launches (bank A -> B, then B in
+// place). The axis launch's state is ping-ponged or, with in_place, updated in the very buffer it reads.
+void conv_over_tokens(GpuSession& gpu, int64_t channels, int64_t kernel, int64_t tokens, bool in_place,
+                      std::mt19937_64& rng) {
+    const std::string label = "C = " + std::to_string(channels) + " K = " + std::to_string(kernel) +
+                              " T = " + std::to_string(tokens) + (in_place ? " in place" : " ping-pong");
+    const int64_t keep = kernel - 1;
+    auto conv = make_params<dense_conv_params>();
+    conv.apply_silu = 1;
+    const auto x = uniform(static_cast<std::size_t>(channels * tokens), rng, -3.0f, 3.0f);
+    const auto taps = uniform(static_cast<std::size_t>(kernel * channels), rng);
+    const auto window = uniform(static_cast<std::size_t>(keep * channels), rng, -2.0f, 2.0f);
+    DevMatrix dx = flat(gpu, x), dtaps = upload_matrix(gpu, &taps, kernel, channels);
+    const dense_tensor_view taps_v = dtaps.view;
+    DevMatrix a1 = upload_matrix(gpu, &window, keep, channels), b1 = upload_matrix(gpu, nullptr, keep, channels);
+    DevMatrix y1 = flat_out(gpu, channels * tokens);
+    for (int64_t t = 0; t < tokens; ++t)
+        run_op(gpu, DENSE_OP_CONV1D_CAUSAL,
+               {f32_view(dx.row_ptr(0) + t * channels, channels, 1, channels), taps_v, (t == 0 ? a1 : b1).view},
+               {f32_view(y1.row_ptr(0) + t * channels, channels, 1, channels), b1.view}, &conv, "conv token " + label);
+    DevMatrix a2 = upload_matrix(gpu, &window, keep, channels), b2 = upload_matrix(gpu, nullptr, keep, channels);
+    DevMatrix y2 = upload_matrix(gpu, nullptr, channels, tokens);
+    DevMatrix& out_state = in_place ? a2 : b2;
+    run_op(gpu, DENSE_OP_CONV1D_CAUSAL, {f32_view(dx.row_ptr(0), channels, tokens, channels), taps_v, a2.view},
+           {y2.view, out_state.view}, &conv, "conv axis " + label);
+    if (::testing::Test::HasFatalFailure()) return;
+    const auto y = download_matrix(gpu, y2);
+    EXPECT_TRUE(same_bits(download_matrix(gpu, y1), y)) << "conv y " << label;
+    EXPECT_TRUE(same_bits(download_matrix(gpu, b1), download_matrix(gpu, out_state))) << "conv state " << label;
+    if (!in_place) {
+        EXPECT_TRUE(same_bits(download_matrix(gpu, a2), window)) << "conv state_in written " << label;
+    }
+    EXPECT_FALSE(same_bits(y, std::vector<float>(y.size(), 0.0f))) << "conv wrote nothing " << label;
+}
+
 void conv_and_gates(GpuSession& gpu, int64_t tokens, uint64_t seed) {
     std::mt19937_64 rng(seed);
     const std::string label = "T = " + std::to_string(tokens);
-    auto conv = make_params<dense_conv_params>();
-    conv.apply_silu = 1;
-    const auto x = uniform(static_cast<std::size_t>(kConvC * tokens), rng, -3.0f, 3.0f);
-    const auto taps = uniform(static_cast<std::size_t>(kConvK * kConvC), rng);
-    const auto window = uniform(static_cast<std::size_t>((kConvK - 1) * kConvC), rng, -2.0f, 2.0f);
-    DevMatrix dx = flat(gpu, x), dtaps = upload_matrix(gpu, &taps, kConvK, kConvC);
-    const dense_tensor_view taps_v = dtaps.view;
-    // Token by token: bank A -> B, then B in place.
-    DevMatrix a1 = upload_matrix(gpu, &window, kConvK - 1, kConvC), b1 = upload_matrix(gpu, nullptr, kConvK - 1, kConvC);
-    DevMatrix y1 = flat_out(gpu, kConvC * tokens);
-    for (int64_t t = 0; t < tokens; ++t)
-        run_op(gpu, DENSE_OP_CONV1D_CAUSAL,
-               {f32_view(dx.row_ptr(0) + t * kConvC, kConvC, 1, kConvC), taps_v, (t == 0 ? a1 : b1).view},
-               {f32_view(y1.row_ptr(0) + t * kConvC, kConvC, 1, kConvC), b1.view}, &conv, "conv token " + label);
-    // One launch.
-    DevMatrix a2 = upload_matrix(gpu, &window, kConvK - 1, kConvC), b2 = upload_matrix(gpu, nullptr, kConvK - 1, kConvC);
-    DevMatrix y2 = upload_matrix(gpu, nullptr, kConvC, tokens);
-    run_op(gpu, DENSE_OP_CONV1D_CAUSAL, {f32_view(dx.row_ptr(0), kConvC, tokens, kConvC), taps_v, a2.view},
-           {y2.view, b2.view}, &conv, "conv axis " + label);
+    conv_over_tokens(gpu, kConvC, kConvK, tokens, false, rng);
     if (::testing::Test::HasFatalFailure()) return;
-    EXPECT_TRUE(same_bits(download_matrix(gpu, y1), download_matrix(gpu, y2))) << "conv y " << label;
-    EXPECT_TRUE(same_bits(download_matrix(gpu, b1), download_matrix(gpu, b2))) << "conv state " << label;
-    EXPECT_TRUE(same_bits(download_matrix(gpu, a2), window)) << "conv state_in written " << label;
 
     const int64_t h = 48;
     const auto b = uniform(static_cast<std::size_t>(h * tokens), rng, -4.0f, 4.0f);
@@ -259,6 +273,26 @@ TEST(CudaTokenAxis, ConvAndGatesOverTokensAreOneTokenLaunchesInOrder) {
     for (int64_t tokens : {16, 5}) {
         conv_and_gates(gpu, tokens, 4100 + static_cast<uint64_t>(tokens));
         if (HasFatalFailure()) return;
+    }
+}
+
+// The conv runs the tokens whose windows lie inside the step's input in parallel and leaves the first
+// K-1 tokens and the state to one item per channel (ops_conv.cu): steps shorter than, equal to and
+// longer than K-1, widths 2 to 5, the state in place, a prompt step of 256, channels not a multiple of
+// the block.
+TEST(CudaTokenAxis, ConvTokensInParallelKeepTheBitsAtAnyWidthAndInPlace) {
+    DENSE_REQUIRE_GPU(gpu);
+    std::mt19937_64 rng(4150);
+    for (bool in_place : {false, true}) {
+        for (int64_t tokens : {1, 2, 3, 4, 256}) {
+            conv_over_tokens(gpu, kConvC, kConvK, tokens, in_place, rng);
+            if (HasFatalFailure()) return;
+        }
+        for (int64_t kernel : {2, 3, 5})
+            for (int64_t tokens : {int64_t{1}, kernel - 1, kernel, int64_t{9}}) {
+                conv_over_tokens(gpu, 300, kernel, tokens, in_place, rng);
+                if (HasFatalFailure()) return;
+            }
     }
 }
 

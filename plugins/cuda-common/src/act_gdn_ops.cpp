@@ -3,8 +3,9 @@
 // token step in one kernel (ops_gdn_step.cu) where its shapes fit, else as the four launches. The
 // recurrent states may be updated in place (dst1 exactly src2 / src5) or ping-ponged between two
 // buffers. Each of the three takes the T tokens of a batched prefill step on its token axis
-// (dense_abi.h, ABI 1.10) in one launch whose kernel walks the tokens in order (ops_conv.cu, ops_gdn.cu
-// say why that leaves the bits of T one-token launches).
+// (dense_abi.h, ABI 1.10) in one launch that leaves the bits of T one-token launches: the delta rule's
+// kernel walks the tokens in order, the conv's runs the tokens whose windows lie inside the step's input
+// in parallel (ops_conv.cu, ops_gdn.cu say why).
 #include "act_handlers.hpp"
 
 #include "kernels/act_launchers.hpp"
