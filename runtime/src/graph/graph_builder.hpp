@@ -47,8 +47,8 @@ struct GraphOptions {
     // the greedy choice over the logits on the device (StepInputs::greedy), so a greedy run copies 4
     // bytes back a token instead of the vocabulary's logits.
     bool greedy_on_device = false;
-    // The GEMM_Q nodes of a batched step ask for DENSE_GEMM_ORDER_FREE (ABI 1.13): each column then
-    // equals its token step's GEMV up to the order its block terms are added, not bit for bit, and a
+    // The GEMM_Q nodes of a batched step ask for DENSE_GEMM_ORDER_FREE (ABI 1.13, 1.14): each column then
+    // equals its token step's GEMV up to the order and rounding of its block terms, not bit for bit, and a
     // pack may decode each weight tile once for many columns. false: every batched step leaves the
     // token-by-token bits (what the bit-for-bit prefill tests ask for).
     bool gemm_free_order = false;

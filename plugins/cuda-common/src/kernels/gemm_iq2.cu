@@ -49,6 +49,9 @@ struct Iq2MmaCommon {
     __device__ __forceinline__ static float term(const Blk& b, int32_t s0, int32_t s1, float da, float) {
         return mul(mul(b.dq, da), to_f(b.ls0 * s0 + b.ls1 * s1));
     }
+    __device__ __forceinline__ static float fast(const Blk& b, int32_t s0, int32_t s1, float da, float, float acc) {
+        return fma_rn(mul(b.dq, da), to_f(b.ls0 * s0 + b.ls1 * s1), acc);
+    }
 };
 
 // IQ2_XS: 74 bytes = fp16 d @0, u16 qs[32] @2 (9-bit grid index | 7 parity-completed sign bits << 9;

@@ -56,6 +56,10 @@ struct IQ3_XXSMma {
     __device__ __forceinline__ static float term(const Blk& b, int32_t isum, int32_t, float da, float) {
         return mul(mul(b.dq, da), to_f(b.ls * isum));
     }
+    // dq * ls is exact (an fp16 / 4 times a 5-bit integer).
+    __device__ __forceinline__ static float fast(const Blk& b, int32_t isum, int32_t, float da, float, float acc) {
+        return fma_rn(mul(mul(b.dq, to_f(b.ls)), da), to_f(isum), acc);
+    }
 };
 
 // IQ3_S: 110 bytes = fp16 d @0, qs[64] @2 (low index bits), qh[8] @66 (bit 2l + e of qh[ib]: the 9th
@@ -98,6 +102,10 @@ struct IQ3_SMma {
     }
     __device__ __forceinline__ static float term(const Blk& b, int32_t isum, int32_t, float da, float) {
         return mul(mul(b.d, da), to_f(b.ls * isum));
+    }
+    // d * ls is exact (an fp16 times a 5-bit integer).
+    __device__ __forceinline__ static float fast(const Blk& b, int32_t isum, int32_t, float da, float, float acc) {
+        return fma_rn(mul(mul(b.d, to_f(b.ls)), da), to_f(isum), acc);
     }
 };
 

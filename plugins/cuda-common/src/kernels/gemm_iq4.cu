@@ -42,6 +42,9 @@ struct IQ4_NLMma {
     __device__ __forceinline__ static float term(const Blk& b, int32_t isum, int32_t, float da, float) {
         return mul(mul(b.d, da), to_f(isum));
     }
+    __device__ __forceinline__ static float fast(const Blk& b, int32_t isum, int32_t, float da, float, float acc) {
+        return fma_rn(mul(b.d, da), to_f(isum), acc);
+    }
 };
 
 // IQ4_XS: 136 bytes = fp16 d, u16 scales_h, scales_l[4], qs[128] (16 per sub-block at 8 + 16 j);
@@ -79,6 +82,10 @@ struct IQ4_XSMma {
     }
     __device__ __forceinline__ static float term(const Blk& b, int32_t isum, int32_t, float da, float) {
         return mul(mul(b.d, da), to_f(b.ls * isum));
+    }
+    // d * (ls - 32) is exact (an fp16 times a 6-bit integer).
+    __device__ __forceinline__ static float fast(const Blk& b, int32_t isum, int32_t, float da, float, float acc) {
+        return fma_rn(mul(mul(b.d, to_f(b.ls)), da), to_f(isum), acc);
     }
 };
 

@@ -80,6 +80,9 @@ struct MmaArgs {
     int accumulate;
 };
 
+// a * b + c with one rounding (the fast terms; never where a column must be its GEMV's bits).
+__device__ __forceinline__ float fma_rn(float a, float b, float c) { return __fmaf_rn(a, b, c); }
+
 __device__ __forceinline__ uint32_t ldg_u32(const void* p) { return *reinterpret_cast<const uint32_t*>(p); }
 // Two 2-byte loads (fields of 2-byte-aligned formats: Q8_0, IQ4_NL, Q6_K).
 __device__ __forceinline__ uint32_t ld_u32_a2(const uint8_t* p) {
@@ -107,7 +110,15 @@ __device__ __forceinline__ void mma_k16(int32_t (&c)[4], uint32_t a0, uint32_t a
 //   struct Blk (per row and block), unit(step, row, u, t, tables, nb, lo[2], hi[2], blk[2]): blocks
 //     2u + k of the step: int8 codes of elements 4t..4t+3 (lo) and 16+4t..16+4t+3 (hi), and their
 //     Blk; nb = blocks the step has (8, fewer for a short last step: read block min(j, nb - 1)),
-//   float term(blk, s0, s1, da, sa): EXACTLY the Dot's expression for that block.
+//   float term(blk, s0, s1, da, sa): EXACTLY the Dot's expression for that block;
+//   float fast(blk, s0, s1, da, sa, acc): acc plus the same block's value as term's, formed for the free
+//     order (ABI 1.14) with fused multiply-adds (fma_rn) and the weight's scale products taken once per
+//     row and block (the compiler hoists them out of the column loop: they depend on blk alone). Fast
+//     terms: the free-order kernel spends most of its instructions on the per-output float work (ncu,
+//     session 33: issue-bound at ~53 % with 4 warps a scheduler), and the Dot's term costs 5-8
+//     instructions an output where fast costs 3-6. Like the Dot's term, a fast term is within a few
+//     roundings (at most 3, relative to the magnitudes of its products) of the exact value of the block's
+//     integers and scales; tests/cuda/gemm_gpu_test.cpp bounds the column.
 // Optional, for a Dot whose term needs two integer sums of different weight codes (Q2_K: the scaled
 // codes' sum and the mins' sum against the same activation codes): kDualA = true, and unit takes
 // second A words lo2[2], hi2[2] after hi (before blk); the kernel then runs a second m16n8k32 with
@@ -181,11 +192,12 @@ struct MmaUnit {
 
 // One 32-element block of a 16 x 8 tile: its mma(s) on the A words a (a2(): kDualA's second set, asked
 // for only there) and the B words b0, b1, then each of the thread's four outputs' term (F::term, the
-// Dot's expression) added to its chain acc[i] (rows g, g + 8 by i >> 1, columns 2t, 2t + 1 by i & 1;
+// Dot's expression) added to its chain acc[i] (kFast, the free order's kernel: F::fast folds the term
+// into the chain instead, with fused multiply-adds: see "fast terms" above) (rows g, g + 8 by i >> 1, columns 2t, 2t + 1 by i & 1;
 // scales(i, da, sa) gives that output's activation scales). Both GEMM kernels run their blocks
 // through it (the staged exact kernels' machine code changed with it, not their bits or speed:
 // CudaGemm.* memcmp every column against its GEMV; pp512 924-925 tok/s before and after, session 32).
-template <class F, class A2, class Scales>
+template <class F, bool kFast = false, class A2, class Scales>
 __device__ __forceinline__ void mma_block_terms(float (&acc)[4], const uint32_t (&a)[4], A2&& a2, uint32_t b0, uint32_t b1,
                                                 const typename F::Blk& ba, const typename F::Blk& bb, Scales&& scales) {
     int32_t c0[4], c1[4];
@@ -204,8 +216,12 @@ __device__ __forceinline__ void mma_block_terms(float (&acc)[4], const uint32_t 
         float da, sa = 0.0f;
         scales(i, da, sa);
         const typename F::Blk& bk = (i >> 1) ? bb : ba;
-        const float term = F::term(bk, c0[i], F::kK16 || MmaDualA<F>::value ? c1[i] : 0, da, sa);
-        acc[i] = add(acc[i], term);
+        const int32_t second = F::kK16 || MmaDualA<F>::value ? c1[i] : 0;
+        if constexpr (kFast) {
+            acc[i] = F::fast(bk, c0[i], second, da, sa, acc[i]);
+        } else {
+            acc[i] = add(acc[i], F::term(bk, c0[i], second, da, sa));
+        }
     }
 }
 

@@ -57,6 +57,10 @@ struct KMinMma {
     __device__ __forceinline__ static float term(const Blk& b, int32_t isum, int32_t, float da, float sa) {
         return sub(mul(mul(b.d, da), to_f(b.scale * isum)), mul(b.dm, sa));
     }
+    // d * scale is exact (an fp16 times a 6-bit integer); the min's product dm is the term's own.
+    __device__ __forceinline__ static float fast(const Blk& b, int32_t isum, int32_t, float da, float sa, float acc) {
+        return fma_rn(mul(mul(b.d, to_f(b.scale)), da), to_f(isum), fma_rn(-b.dm, sa, acc));
+    }
 };
 
 DENSE_GEMV_FLAVOR_END

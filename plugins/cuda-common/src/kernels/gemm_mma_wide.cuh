@@ -5,10 +5,11 @@
 // Why a second kernel: the exact GEMM (gemm_mma.cuh) must give every column its GEMV's bits, so a
 // thread keeps the GEMV's four unit chains per output; that caps a warp at 16 columns, and every 16
 // columns decode the same weight tile again (~71 instructions per mma, session 15). Here each output
-// is ONE chain over its K range: acc = acc + term(b) for the 32-element blocks b in K order, term(b)
-// being exactly the Dot's float expression of that block (F::term, the same helpers as the GEMV), so
-// a column differs from its GEMV only in the order the same block terms are added (the tests bound
-// that: tests/cuda/gemm_gpu_test.cpp).
+// is ONE chain over its K range: acc = fast(b, acc) for the 32-element blocks b in K order, F::fast
+// adding the block's value (the Dot's term up to its roundings: fused multiply-adds, the weight's scale
+// products once per row and block, gemm_mma.cuh) to the chain, so a column differs from its GEMV by the
+// order of the block terms and their last-bit roundings (ABI 1.14's free order; the tests bound that:
+// tests/cuda/gemm_gpu_test.cpp).
 //
 // Layout (why these shapes):
 //   - A block is 8 warps, each owning one 16-row tile of a 128-row group, all on the same 64 columns
@@ -21,13 +22,19 @@
 //     the GPU (5120 rows are only 40 row groups). With splits > 1 each split writes its partial sums
 //     to the op's workspace, and a second (chained) kernel adds the splits in split order: the result
 //     does not depend on timing (no atomics), only on the device's SM count (which picks `splits`).
+//   - Codes are staged as [column][272 bytes]: the 8 column rows of an ldmatrix fall in distinct banks,
+//     and one ldmatrix.x2 gives a thread both B words of an n-tile (the values two 32-bit shared loads
+//     gave it; ncu, session 33: shared-load issue, "mio throttle", was a top stall). (An x4 for two
+//     n-tiles at once, with their scales as one 16-byte load, spilled at the 128 registers of 2 blocks
+//     an SM.)
 //   - Scales are staged as [block of the step][column], so a thread's two columns (2t, 2t+1) are one
-//     8-byte load; codes as [column][272 bytes] (the 8 columns of a B load in distinct banks).
+//     8-byte load.
 #pragma once
 
 #include "kernels/gemm_mma.cuh"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace dense::cuda::gemv {
 DENSE_GEMV_FLAVOR_BEGIN
@@ -61,6 +68,13 @@ struct WideArgs {
     int64_t dst_col_stride;
     int accumulate;
 };
+
+// Two 8 x 8 matrices of 16-bit elements from shared memory (lane l < 16 gives row l % 8 of matrix l / 8):
+// thread (g, t) gets elements 2t, 2t + 1 of row g of each, i.e. bytes 4t .. 4t + 3 of that row.
+__device__ __forceinline__ void ldmatrix_x2(uint32_t (&r)[2], const void* row) {
+    const auto a = static_cast<unsigned>(__cvta_generic_to_shared(row));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"(a));
+}
 
 template <class F>
 __global__ void __launch_bounds__(kWideThreads, 2) gemm_mma_wide_kernel(const __grid_constant__ WideArgs p) {
@@ -138,50 +152,62 @@ __global__ void __launch_bounds__(kWideThreads, 2) gemm_mma_wide_kernel(const __
         stage(s_begin, 0);
         cp_async_commit();
     }
+    // The steps, compiled twice: for a block of 64 columns (every block but a GEMM's last column group)
+    // without the per-n-tile column test (ncu, session 33: those tests and branches were ~11 % of the
+    // kernel's instructions), and for a short last group with it.
+    const auto run_steps = [&](auto all_cols) {
+        constexpr bool kAllCols = decltype(all_cols)::value;
 #pragma unroll 1
-    for (int s = s_begin; s < s_end; ++s) {
-        const int buf = (s - s_begin) & 1;
-        if (s + 1 < s_end) stage(s + 1, buf ^ 1);
-        cp_async_commit();
-        if (s + 2 < s_end) prefetch_step(s + 2);
-        cp_async_wait<1>();  // step s has landed (this thread's copies) ...
-        __syncthreads();     // ... and every thread's
-        if (rows_in) {
-            const uint8_t* const sbuf = stage_smem + buf * WideStage::kBufBytes;
-            const float* const sd = reinterpret_cast<const float*>(sbuf + WideStage::kCodeBytes);
-            const uint8_t* sa_ = wa + static_cast<int64_t>(s) * F::kStepBytes;
-            const uint8_t* sb_ = wb + static_cast<int64_t>(s) * F::kStepBytes;
-            const typename F::Row ha = F::head(sa_), hb = F::head(sb_);
-            const int nb = F::kPartialSteps ? min(8, p.act_blocks - 8 * s) : 8;
+        for (int s = s_begin; s < s_end; ++s) {
+            const int buf = (s - s_begin) & 1;
+            if (s + 1 < s_end) stage(s + 1, buf ^ 1);
+            cp_async_commit();
+            if (s + 2 < s_end) prefetch_step(s + 2);
+            cp_async_wait<1>();  // step s has landed (this thread's copies) ...
+            __syncthreads();     // ... and every thread's
+            if (rows_in) {
+                const uint8_t* const sbuf = stage_smem + buf * WideStage::kBufBytes;
+                const float* const sd = reinterpret_cast<const float*>(sbuf + WideStage::kCodeBytes);
+                const uint8_t* sa_ = wa + static_cast<int64_t>(s) * F::kStepBytes;
+                const uint8_t* sb_ = wb + static_cast<int64_t>(s) * F::kStepBytes;
+                const typename F::Row ha = F::head(sa_), hb = F::head(sb_);
+                const int nb = F::kPartialSteps ? min(8, p.act_blocks - 8 * s) : 8;
 #pragma unroll
-            for (int u = 0; u < 4; ++u) {
-                MmaUnit<F> un;  // decoded once for the warp's 64 columns
-                un.decode(sa_, ha, sb_, hb, u, t, tables, nb);
+                for (int u = 0; u < 4; ++u) {
+                    MmaUnit<F> un;  // decoded once for the warp's 64 columns
+                    un.decode(sa_, ha, sb_, hb, u, t, tables, nb);
 #pragma unroll
-                for (int k = 0; k < 2; ++k) {
-                    const int j = 2 * u + k;  // the block within the step
-                    if (F::kPartialSteps && 8 * s + j >= p.act_blocks) continue;  // past a short row's end
-                    uint32_t a[4];
-                    un.a(k, a);
-                    const auto a2 = [&] { return un.a2(k); };
+                    for (int k = 0; k < 2; ++k) {
+                        const int j = 2 * u + k;  // the block within the step
+                        if (F::kPartialSteps && 8 * s + j >= p.act_blocks) continue;  // past a short row's end
+                        uint32_t a[4];
+                        un.a(k, a);
+                        const auto a2 = [&] { return un.a2(k); };
 #pragma unroll
-                    for (int n = 0; n < kWideNTiles; ++n) {
-                        if (8 * n >= ncols) break;  // block-uniform
-                        const uint8_t* bp = sbuf + (8 * n + g) * WideStage::kColBytes + 32 * j + 4 * t;
-                        const uint32_t b0 = *reinterpret_cast<const uint32_t*>(bp);
-                        const uint32_t b1 = *reinterpret_cast<const uint32_t*>(bp + 16);
-                        const float2 da = *reinterpret_cast<const float2*>(sd + j * kWideCols + 8 * n + 2 * t);
-                        float2 sa = make_float2(0.0f, 0.0f);
-                        if constexpr (F::kNeedS) sa = *reinterpret_cast<const float2*>(sd + (8 + j) * kWideCols + 8 * n + 2 * t);
-                        mma_block_terms<F>(acc[n], a, a2, b0, b1, un.ba[k], un.bb[k], [&](int i, float& d, float& s_) {
-                            d = (i & 1) ? da.y : da.x;
-                            s_ = (i & 1) ? sa.y : sa.x;
-                        });
+                        for (int n = 0; n < kWideNTiles; ++n) {
+                            if (!kAllCols && 8 * n >= ncols) break;  // block-uniform
+                            // B words: matrices (n-tile n, bytes 0..15) and (n, 16..31) of block j; lane l < 16
+                            // names row l % 8 of matrix l / 8 (the other lanes' addresses are not read).
+                            uint32_t b[2];
+                            ldmatrix_x2(b, sbuf + (8 * n + (lane & 7)) * WideStage::kColBytes + 32 * j + 16 * ((lane >> 3) & 1));
+                            const float2 da = *reinterpret_cast<const float2*>(sd + j * kWideCols + 8 * n + 2 * t);
+                            float2 sa = make_float2(0.0f, 0.0f);
+                            if constexpr (F::kNeedS) sa = *reinterpret_cast<const float2*>(sd + (8 + j) * kWideCols + 8 * n + 2 * t);
+                            mma_block_terms<F, true>(acc[n], a, a2, b[0], b[1], un.ba[k], un.bb[k], [&](int i, float& d, float& s_) {
+                                d = (i & 1) ? da.y : da.x;
+                                s_ = (i & 1) ? sa.y : sa.x;
+                            });
+                        }
                     }
                 }
             }
+            __syncthreads();  // every warp is done with `buf` before the next iteration's copy refills it
         }
-        __syncthreads();  // every warp is done with `buf` before the next iteration's copy refills it
+    };
+    if (ncols == kWideCols) {
+        run_steps(std::true_type{});
+    } else {
+        run_steps(std::false_type{});
     }
     cp_async_wait<0>();
     if (!rows_in) return;

@@ -56,6 +56,10 @@ struct Q2_KMma {
     __device__ __forceinline__ static float term(const Blk& b, int32_t isum, int32_t msum, float da, float) {
         return sub(mul(mul(b.d, da), to_f(isum)), mul(mul(b.dmin, da), to_f(msum)));
     }
+    // da * (d isum - dmin msum): both sums share the activation's scale.
+    __device__ __forceinline__ static float fast(const Blk& b, int32_t isum, int32_t msum, float da, float, float acc) {
+        return fma_rn(da, fma_rn(b.d, to_f(isum), -mul(b.dmin, to_f(msum))), acc);
+    }
 };
 
 }  // namespace pure_asm

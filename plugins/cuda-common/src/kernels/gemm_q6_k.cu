@@ -52,6 +52,9 @@ struct Q6_KMma {
     __device__ __forceinline__ static float term(const Blk& b, int32_t s0, int32_t s1, float da, float) {
         return mul(mul(b.d, da), to_f(b.sc0 * s0 + b.sc1 * s1));
     }
+    __device__ __forceinline__ static float fast(const Blk& b, int32_t s0, int32_t s1, float da, float, float acc) {
+        return fma_rn(mul(b.d, da), to_f(b.sc0 * s0 + b.sc1 * s1), acc);
+    }
 };
 
 }  // namespace pure_asm

@@ -38,6 +38,9 @@ struct Q8_0Mma {
     __device__ __forceinline__ static float term(const Blk& b, int32_t isum, int32_t, float da, float) {
         return mul(mul(b.d, da), to_f(isum));
     }
+    __device__ __forceinline__ static float fast(const Blk& b, int32_t isum, int32_t, float da, float, float acc) {
+        return fma_rn(mul(b.d, da), to_f(isum), acc);
+    }
 };
 
 }  // namespace pure_asm

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define DENSE_ABI_MAJOR 1u
-#define DENSE_ABI_MINOR 13u
+#define DENSE_ABI_MINOR 14u
 
 /* dense_pack_score(NULL) returns the ABI version the pack was built against, encoded like this. It
  * lets the host refuse a pack of another major before it reads any struct the pack fills. */
@@ -158,7 +158,11 @@ enum {
      * then a rounding of the sum's order, not of the terms), so a pack can amortise the weight decode
      * over more columns. The result must not depend on timing (no order decided by races), and the
      * exact answer is always a valid one. A pack may ask for a workspace for it (workspace_bytes). An
-     * order value the pack does not know is DENSE_E_INVALID_ARGUMENT. */
+     * order value the pack does not know is DENSE_E_INVALID_ARGUMENT.
+     * ABI 1.14 widens DENSE_GEMM_ORDER_FREE: each per-block term may also be rounded differently from
+     * the GEMV's (fused multiply-adds, the weight's scale products formed once per row and block), as
+     * long as it stays within a few roundings of the exact value of the block's integer sums and
+     * scales; the column is then within the float-summation bound of its terms. */
     DENSE_OP_GEMM_Q = 4,
     /* src0: weight {D, V}; src1 (optional): I32 {1} row; dst: F32 {D}. Without src1 the row is
      * dense_embed_row_params.row. A row outside [0, V) is DENSE_E_INVALID_ARGUMENT. */
