@@ -101,22 +101,24 @@ TEST(CliPlan, OverBudgetExitsThreeWithTheBillAndWhatWouldFit) {
     EXPECT_NE(r.out.find("even with every weight on the CPU"), std::string::npos) << r.out;
 }
 
-// `prefill_chunk: auto` (the tiny config's): the default 256-token chunk's scratch one byte over the
-// budget, the plan halves the chunk and fits, and says so (exit 0, the bill at 128 tokens).
+// `prefill_chunk: auto` (the tiny config's): the default 512-token chunk's scratch one byte over the
+// budget, the plan halves the chunk and fits, and says so (exit 0, the bill at 256 tokens).
 TEST(CliPlan, AutoPrefillChunkStepsDownToFit) {
     const auto fit = plan_json("--vram-budget 64GiB");
-    EXPECT_EQ(fit["prefill_chunk"].get<int64_t>(), 256);
+    EXPECT_EQ(fit["prefill_chunk"].get<int64_t>(), 512);
     const uint64_t budget = fit["peak_bytes"].get<uint64_t>() - 1;
     const auto r = run_dense_rt("--config configs/tiny.yaml plan --vram-budget " + std::to_string(budget));
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-    EXPECT_NE(r.out.find("prompts run 128 tokens per batched step"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("prompts run 256 tokens per batched step"), std::string::npos) << r.out;
     const auto j = plan_json("--vram-budget " + std::to_string(budget));
     EXPECT_TRUE(j["fits"].get<bool>());
-    EXPECT_EQ(j["prefill_chunk"].get<int64_t>(), 128);
+    EXPECT_EQ(j["prefill_chunk"].get<int64_t>(), 256);
 }
 
 TEST(CliPlan, OverBudgetShowsTheRowSplitAndAllowCpuSplitAcceptsIt) {
-    const auto fit = plan_json("--vram-budget 64GiB");
+    // The budget: half the weights short of the bill at a split's prompt chunk (64), which an `auto`
+    // plan over budget bills (the default 512's larger scratch would leave less to move).
+    const auto fit = plan_json("--vram-budget 64GiB --prefill-chunk 64");
     EXPECT_TRUE(fit["row_split"].is_null());
     EXPECT_EQ(fit["cpu_read_bytes"].get<uint64_t>(), 0u);
     const uint64_t budget = fit["peak_bytes"].get<uint64_t>() - fit["weight_bytes"].get<uint64_t>() / 2;

@@ -256,14 +256,14 @@ TEST(BatchedPrefill, PlanBillsThePrefillBuffersTheSessionAllocates) {
     }
 }
 
-// The CPU prefills token by token by default; a GPU 256 tokens a step, a split 64 (its scratch would
+// The CPU prefills token by token by default; a GPU 512 tokens a step, a split 64 (its scratch would
 // move weight rows to the CPU: plan/prefill_graph.hpp), unless the config asks.
 TEST(BatchedPrefill, CpuDefaultIsTokenByToken) {
     EXPECT_EQ(session(-1, DENSE_TYPE_NONE)->prefill_chunk(), 1);
-    EXPECT_EQ(plan::default_prefill_chunk(DENSE_DEVICE_CUDA), 256);
+    EXPECT_EQ(plan::default_prefill_chunk(DENSE_DEVICE_CUDA), 512);
     EXPECT_EQ(plan::default_split_prefill_chunk(DENSE_DEVICE_CUDA), 64);
     std::string why;
-    EXPECT_EQ(plan::prefill_chunk_for(-1, DENSE_DEVICE_CUDA, false, false, &why), 256);
+    EXPECT_EQ(plan::prefill_chunk_for(-1, DENSE_DEVICE_CUDA, false, false, &why), 512);
     EXPECT_EQ(plan::prefill_chunk_for(-1, DENSE_DEVICE_CUDA, true, true, &why), 64);   // a split keeps 64
     EXPECT_EQ(plan::prefill_chunk_for(256, DENSE_DEVICE_CUDA, true, true, &why), 256);  // unless asked
     EXPECT_EQ(plan::smallest_auto_prefill_chunk(DENSE_DEVICE_CUDA), 16);

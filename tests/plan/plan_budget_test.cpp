@@ -46,7 +46,7 @@ TEST(PlanBudget, MaxContextFitsAndOneTokenMoreDoesNot) {
     }
 }
 
-// `prefill_chunk: auto` (256 on a GPU) over budget halves the chunk (down to 16) while that makes the
+// `prefill_chunk: auto` (512 on a GPU) over budget halves the chunk (down to 16) while that makes the
 // bill fit, before a context cut or a row split is considered; an explicit chunk never changes.
 TEST(PlanBudget, AutoPrefillChunkStepsDownBeforeAnythingElse) {
     auto at = [](int64_t chunk) {
@@ -54,8 +54,8 @@ TEST(PlanBudget, AutoPrefillChunkStepsDownBeforeAnythingElse) {
         r.prefill_chunk = chunk;
         return plan::make_plan(tiny().bound, qwen35_spec(), nullptr, r).peak();
     };
-    ASSERT_EQ(plan::default_prefill_chunk(DENSE_DEVICE_CUDA), 256);
-    const std::vector<int64_t> chunks = {256, 128, 64, 32, 16};  // what `auto` tries, in order
+    ASSERT_EQ(plan::default_prefill_chunk(DENSE_DEVICE_CUDA), 512);
+    const std::vector<int64_t> chunks = {512, 256, 128, 64, 32, 16};  // what `auto` tries, in order
     for (size_t i = 0; i + 1 < chunks.size(); ++i) ASSERT_GT(at(chunks[i]), at(chunks[i + 1])) << chunks[i];
     const uint64_t p256 = at(256), p16 = at(16);
     auto judged_auto = [](uint64_t budget) {
@@ -83,7 +83,7 @@ TEST(PlanBudget, AutoPrefillChunkStepsDownBeforeAnythingElse) {
         const bool noted = std::any_of(r.bill.notes.begin(), r.bill.notes.end(), [](const std::string& n) {
             return n.find("tokens per batched step") != std::string::npos;
         });
-        EXPECT_EQ(noted, c.chunk != 256) << c.budget;
+        EXPECT_EQ(noted, c.chunk != 512) << c.budget;
     }
     // Below the smallest auto chunk's peak: over budget, and the bill is the one at a split's default
     // chunk (64: a row split streams host rows once per batched step, so there a long step pays).

@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
             },
             "auto|0-1"));
     app.add_option("--prefill-chunk", common.prefill_chunk,
-                   "Prompt tokens per batched prefill step; 1 = token by token (config prefill_chunk; default 256 on "
+                   "Prompt tokens per batched prefill step; 1 = token by token (config prefill_chunk; default 512 on "
                    "a GPU, down to 16 where the VRAM plan needs it; 1 on the CPU)")
         ->check(CLI::Range(int64_t{1}, dense::model::kMaxPrefillChunk));
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")

@@ -7,7 +7,7 @@
 
 namespace dense::plan {
 
-int64_t default_prefill_chunk(dense_device_kind kind) noexcept { return kind == DENSE_DEVICE_CPU ? 1 : 256; }
+int64_t default_prefill_chunk(dense_device_kind kind) noexcept { return kind == DENSE_DEVICE_CPU ? 1 : 512; }
 
 int64_t default_split_prefill_chunk(dense_device_kind kind) noexcept { return kind == DENSE_DEVICE_CPU ? 1 : 64; }
 

@@ -22,17 +22,19 @@ namespace dense::plan {
 
 inline constexpr const char* kPrefillBuffersLabel = "prefill buffers";
 
-// Tokens per batched step when the run config does not say (`prefill_chunk: auto`): 256 on a GPU;
+// Tokens per batched step when the run config does not say (`prefill_chunk: auto`): 512 on a GPU;
 // 1 (token by token) on the CPU, whose fast pack has no GEMM_Q, so a batched step would run
-// cpu-ref's reference loop instead. Why 256 (docs/perf-notes.md, session 32, H100, 27B, GEMM_Q in
+// cpu-ref's reference loop instead. Why 512 (docs/perf-notes.md, sessions 32-33, H100, 27B, GEMM_Q in
 // free order): pp512 1,215 / 1,496 / 1,669 tok/s at 64 / 128 / 256 for +0 / +131 / +394 MiB of peak
-// VRAM. (With the exact GEMM, session 15, the gain past 64 was a few percent: 759 / 790 / 798.) A
+// VRAM (session 32); with the fast terms of session 33, 2,113 at 256 against 2,286 at 512 (pp2048:
+// 1,971 against 2,121), the rest of a step (norms, conv, attention launches) paid once per 512
+// tokens. (With the exact GEMM, session 15, the gain past 64 was a few percent: 759 / 790 / 798.) A
 // plan over budget halves it first (plan_and_judge), so a small card keeps its weights on the GPU.
 int64_t default_prefill_chunk(dense_device_kind kind) noexcept;
 // The default where the weights are split onto the CPU: 64 on a GPU. There the batched step's scratch
 // comes out of the VRAM the weights would use, so a longer step moves rows to the CPU and slows every
 // token: at --vram-budget 7880MiB (share 0.5, H200, session 17) 256 gave pp512 939 tok/s against
-// 336-372 at 64, and tg16 9.35 against 10.1-10.3. `prefill_chunk: 256` asks for it.
+// 336-372 at 64, and tg16 9.35 against 10.1-10.3. `prefill_chunk: 256` (or 512) asks for it.
 int64_t default_split_prefill_chunk(dense_device_kind kind) noexcept;
 // With `auto`, a plan over budget halves the default chunk down to this before anything else gives
 // way (plan_and_judge): a smaller batched step's scratch may be what keeps every weight on the GPU.
