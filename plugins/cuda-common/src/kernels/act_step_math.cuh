@@ -53,32 +53,59 @@ __device__ __forceinline__ float rope_neox_second(float x0, float x1, float c, f
     return __fmaf_rn(x0, s, x1 * c);
 }
 
+// What one token of GDN_DECODE reads for one state column: k and q at the lane's rows lane + 32 r < dk
+// (0 past dk), v[j] and the head's gates. Loaded apart from the update so a kernel walking tokens can
+// ask for the next token's while the current one computes (none of it depends on the state).
+template <int R>
+struct GdnTokenInputs {
+    float kk[R], qq[R];
+    float v, beta, decay;
+};
+template <int R>
+__device__ __forceinline__ GdnTokenInputs<R> gdn_token_inputs(const float* k, const float* q, float v, float beta,
+                                                              float decay, int64_t dk, int lane) {
+    GdnTokenInputs<R> in;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int64_t i = lane + 32 * r;
+        const bool inside = i < dk;
+        in.kk[r] = inside ? k[i] : 0.0f;
+        in.qq[r] = inside ? q[i] : 0.0f;
+    }
+    in.v = v;
+    in.beta = beta;
+    in.decay = decay;
+    return in;
+}
+
 // GDN_DECODE's update of one state column held by a warp in registers (lane l owns rows l, l + 32, ...
 // of dk <= 32 R), for one token: S *= decay; u = S . k; S += k beta (v - u); returns S . q (the same
-// value in every lane; the caller scales it). k and q are read at rows lane + 32 r < dk.
+// value in every lane; the caller scales it).
 template <int R>
-__device__ __forceinline__ float gdn_column_update(float (&s)[R], const float* k, const float* q, float v, float beta,
-                                                   float decay, int64_t dk, int lane) {
-    float kk[R], qq[R];
+__device__ __forceinline__ float gdn_column_step(float (&s)[R], const GdnTokenInputs<R>& in, int64_t dk, int lane) {
     float u = 0.0f;
 #pragma unroll
     for (int r = 0; r < R; ++r) {
         const int64_t i = lane + 32 * r;
-        const bool in = i < dk;
-        s[r] = in ? s[r] * decay : 0.0f;
-        kk[r] = in ? k[i] : 0.0f;
-        qq[r] = in ? q[i] : 0.0f;
-        u = __fmaf_rn(s[r], kk[r], u);
+        s[r] = i < dk ? s[r] * in.decay : 0.0f;
+        u = __fmaf_rn(s[r], in.kk[r], u);
     }
     u = warp_sum(u);
-    const float delta = beta * (v - u);
+    const float delta = in.beta * (in.v - u);
     float acc = 0.0f;
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-        s[r] = __fmaf_rn(kk[r], delta, s[r]);
-        acc = __fmaf_rn(s[r], qq[r], acc);
+        s[r] = __fmaf_rn(in.kk[r], delta, s[r]);
+        acc = __fmaf_rn(s[r], in.qq[r], acc);
     }
     return warp_sum(acc);
+}
+
+// Both for one token (GDN_STEP's kernel).
+template <int R>
+__device__ __forceinline__ float gdn_column_update(float (&s)[R], const float* k, const float* q, float v, float beta,
+                                                   float decay, int64_t dk, int lane) {
+    return gdn_column_step(s, gdn_token_inputs<R>(k, q, v, beta, decay, dk, lane), dk, lane);
 }
 
 }  // namespace dense::cuda::act
