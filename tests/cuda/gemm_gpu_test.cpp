@@ -266,8 +266,9 @@ dense_status run_free_order(GpuSession& gpu, const Weight& w, const dense_tensor
 // block's dot product of the dequantized values up to the dequantization's own roundings: the factor
 // 1 + 2^-16 covers them). For the formats with mins (Q4_K, Q5_K, Q2_K) a term's products can be
 // larger than its value (d sc q - dmin m cancels); the n + 9 additions' slack covers that at these
-// sizes, and the test prints how close each case came to the bound. Also: the same call twice gives the same bits (no timing in the order),
-// and rows, gaps and the tail are written exactly as in the exact GEMM.
+// sizes, and the test prints how close each case came to the bound. Also: the same call twice gives
+// the same bits (no timing in the order), and rows, gaps and the tail are written exactly as in the
+// exact GEMM.
 void check_free_order_columns(GpuSession& gpu, const Weight& w, int64_t cols, bool accumulate, std::mt19937_64& rng,
                               const std::string& shape) {
     const std::string label = shape + " free order T=" + std::to_string(cols) + (accumulate ? " +=" : "");
@@ -294,7 +295,8 @@ void check_free_order_columns(GpuSession& gpu, const Weight& w, int64_t cols, bo
     for (int64_t r = 0; r < w.pool_rows; ++r)
         cpuref::dequantize_row(w.f->type, w.pool.data() + r * w.row_bytes, pool_f32.data() + r * w.in, w.in);
     const double n = static_cast<double>(w.in / 32), steps = static_cast<double>((w.in + 255) / 256);
-    const double rel = (gamma_bound(n + 9.0) + gamma_bound(2.0 * steps + 9.0) + 2.0 * gamma_bound(4.0)) * (1.0 + 0x1p-16);
+    const double rel =
+        (gamma_bound(n + 9.0) + gamma_bound(2.0 * steps + 9.0) + 2.0 * gamma_bound(4.0)) * (1.0 + 0x1p-16);
     double worst = 0.0;  // the largest |gemm - gemv| / bound seen (printed: how close to the bound)
     for (int64_t j = 0; j < cols; ++j) {
         const std::vector<uint8_t> one = quantized_column(DENSE_TYPE_Q8_32, x, j, w.in);

@@ -579,14 +579,14 @@ TEST(GpuSession, LastLogitsFromABatchedStepAreThoseOfAStepWithLogits) {
 }
 
 // Batched prefill in the default free order (ABI 1.13: GEMM_Q columns may add their block terms in
-// another order than the GEMV, gemm_mma_wide.cuh; 1.14: and round them differently) against token by token, free-running over a
-// 37-token prompt and 4 steps after it. Each GEMM column is within the summation-order bound of its
-// GEMV (CudaGemm.*InFreeOrder*: <= 0.04 of the bound, ~1e-7 relative), but the next layer's Q8_32
-// quantizer turns a value that close to a rounding boundary into a code one step away, and the
-// recurrent state carries such flips through the prompt: the mechanism the row split's tests name
-// for their bars. Measured on an H100 (session 32): hidden state 0.99983 (seed-iq4) and 0.99981
-// (q4_k), logits 0.99953-0.99987, every argmax the same. The bar: cosine >= 0.999 and the same argmax
-// at every step (a wrong column, block or split would be far below). A second run of the same
+// another order than the GEMV, gemm_mma_wide.cuh; 1.14: and round them differently) against token by
+// token, free-running over a 37-token prompt and 4 steps after it. Each GEMM column is within the
+// rounding bound of its GEMV (CudaGemm.*InFreeOrder*: <= 0.04 of the bound, ~1e-7 relative), but the
+// next layer's Q8_32 quantizer turns a value that close to a rounding boundary into a code one step
+// away, and the recurrent state carries such flips through the prompt: the mechanism the row split's
+// tests name for their bars. Measured on an H100 (session 32): hidden state 0.99983 (seed-iq4) and
+// 0.99981 (q4_k), logits 0.99953-0.99987, every argmax the same. The bar: cosine >= 0.999 and the same
+// argmax at every step (a wrong column, block or split would be far below). A second run of the same
 // batched session gives the same bits (the order does not depend on timing).
 TEST(GpuSession, BatchedPrefillInFreeOrderStaysWithinRoundingOfTokenByToken) {
     REQUIRE_GPU(gpu);

@@ -192,9 +192,9 @@ struct MmaUnit {
 
 // One 32-element block of a 16 x 8 tile: its mma(s) on the A words a (a2(): kDualA's second set, asked
 // for only there) and the B words b0, b1, then each of the thread's four outputs' term (F::term, the
-// Dot's expression) added to its chain acc[i] (kFast, the free order's kernel: F::fast folds the term
-// into the chain instead, with fused multiply-adds: see "fast terms" above) (rows g, g + 8 by i >> 1, columns 2t, 2t + 1 by i & 1;
-// scales(i, da, sa) gives that output's activation scales). Both GEMM kernels run their blocks
+// Dot's expression) added to its chain acc[i] (rows g, g + 8 by i >> 1, columns 2t, 2t + 1 by i & 1;
+// scales(i, da, sa) gives that output's activation scales). With kFast (the free order's kernel) F::fast
+// folds the block into the chain instead (fused multiply-adds: see F::fast above). Both GEMM kernels run their blocks
 // through it (the staged exact kernels' machine code changed with it, not their bits or speed:
 // CudaGemm.* memcmp every column against its GEMV; pp512 924-925 tok/s before and after, session 32).
 template <class F, bool kFast = false, class A2, class Scales>

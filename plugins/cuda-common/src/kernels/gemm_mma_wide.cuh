@@ -189,14 +189,18 @@ __global__ void __launch_bounds__(kWideThreads, 2) gemm_mma_wide_kernel(const __
                             // B words: matrices (n-tile n, bytes 0..15) and (n, 16..31) of block j; lane l < 16
                             // names row l % 8 of matrix l / 8 (the other lanes' addresses are not read).
                             uint32_t b[2];
-                            ldmatrix_x2(b, sbuf + (8 * n + (lane & 7)) * WideStage::kColBytes + 32 * j + 16 * ((lane >> 3) & 1));
-                            const float2 da = *reinterpret_cast<const float2*>(sd + j * kWideCols + 8 * n + 2 * t);
+                            const int row = 8 * n + (lane & 7), half = (lane >> 3) & 1;
+                            ldmatrix_x2(b, sbuf + row * WideStage::kColBytes + 32 * j + 16 * half);
+                            const int sc = 8 * n + 2 * t;  // the thread's first column's scale
+                            const float2 da = *reinterpret_cast<const float2*>(sd + j * kWideCols + sc);
                             float2 sa = make_float2(0.0f, 0.0f);
-                            if constexpr (F::kNeedS) sa = *reinterpret_cast<const float2*>(sd + (8 + j) * kWideCols + 8 * n + 2 * t);
-                            mma_block_terms<F, true>(acc[n], a, a2, b[0], b[1], un.ba[k], un.bb[k], [&](int i, float& d, float& s_) {
+                            if constexpr (F::kNeedS)
+                                sa = *reinterpret_cast<const float2*>(sd + (8 + j) * kWideCols + sc);
+                            const auto scales = [&](int i, float& d, float& s_) {
                                 d = (i & 1) ? da.y : da.x;
                                 s_ = (i & 1) ? sa.y : sa.x;
-                            });
+                            };
+                            mma_block_terms<F, true>(acc[n], a, a2, b[0], b[1], un.ba[k], un.bb[k], scales);
                         }
                     }
                 }
