@@ -9,8 +9,9 @@
 // In free order a quantized format with an aligned weight runs kernels/gemm_mma_wide.cuh: one float
 // chain per output, 64 columns a warp, the weight tile decoded once for them, K split over blocks
 // with the partial sums in the op's workspace (workspace_bytes asks for it: gemm_free_order_plan) and
-// added in split order by a second kernel. Its columns differ from the GEMV's only in the order of the
-// same block terms; without the workspace, or where that kernel cannot run, the exact kernels answer.
+// added in split order by a second kernel. Its columns differ from the GEMV's in the order of the block
+// terms and (ABI 1.14) their last-bit roundings (F::fast, kernels/gemm_mma.cuh); without the
+// workspace, or where that kernel cannot run, the exact kernels answer.
 // In exact order column j is bit for bit what GEMV_Q of src0 on activation j alone writes: every quantized format
 // runs int8 tensor-core (mma.sync) tiles whose exact integer block sums get the GEMV's float terms in
 // the GEMV's order (kernels/gemm_mma.cuh); DENSE_CUDA_GEMM=dp4a, or a weight not aligned for the

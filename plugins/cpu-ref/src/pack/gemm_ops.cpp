@@ -53,7 +53,8 @@ std::string handle_gemm_q(const OpContext& ctx, const dense_op_call& c, Phase ph
             return read_params(c, "dense_gemv_params", DENSE_PACK_FIELD_END(dense_gemv_params, accumulate),
                                &params);
         },
-        // A free order (ABI 1.13) allows any order of the terms; the GEMV per column is one of them.
+        // A free order (ABI 1.13-1.14) allows any order and rounding of the terms within their bound;
+        // the GEMV per column is one of them.
         [&] { return check_gemm_order(params.order); });
     if (!err.empty() || phase == Phase::Check) return err;
     const int64_t in = c.src[0].ne[0], out = c.src[0].ne[1], cols = c.dst[0].ne[1];

@@ -77,9 +77,9 @@ cudaError_t launch_gemv_bf16(const GemvLaunch& call, cudaStream_t stream);
 // column); matrix.dst is column 0, column j starts dst_col_stride (>= out) floats further on and must
 // not overlap another. Column j is bit for bit what the GEMV launcher writes for activation j alone
 // (gemm_launch.cuh says how; the float formats run their GEMV once per column).
-// free_order (ABI 1.13, dense_gemv_params.order = DENSE_GEMM_ORDER_FREE): a column may add the same
-// per-block terms in another order than its GEMV (gemm_mma_wide.cuh; the exact kernels remain a valid
-// answer). `workspace` is the op's (workspace_bytes: gemm_free_order_plan.hpp), where that kernel
+// free_order (ABI 1.13, dense_gemv_params.order = DENSE_GEMM_ORDER_FREE): a column may add its
+// per-block terms in another order than its GEMV and (ABI 1.14) round them differently
+// (gemm_mma_wide.cuh; the exact kernels remain a valid answer). `workspace` is the op's (workspace_bytes: gemm_free_order_plan.hpp), where that kernel
 // keeps its K splits' partial sums.
 struct GemmLaunch {
     GemvLaunch matrix;
