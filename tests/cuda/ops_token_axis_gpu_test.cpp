@@ -6,7 +6,8 @@
 // one-token launches are themselves tested against cpu-ref (ops_gdn_gpu_test.cpp and the norm, conv,
 // gates, rope, kv-store and attention tests), so this is the whole contract of the axis. T = 16, a
 // prompt step of 256 and odd T; the streaming delta-rule kernel (dk > 128) at a small shape;
-// attention over short (one pass) and long (partitions + merge) histories.
+// attention over short (one pass) and long (partitions + merge) histories, and a call long enough to
+// run as several launches sharing one workspace.
 #include "cuda/gpu_ops_support.hpp"
 
 #include <gtest/gtest.h>
@@ -266,6 +267,10 @@ TEST(CudaTokenAxis, AttentionOverTokensIsOneTokenLaunches) {
     attention(gpu, 5, 3000, 4096, 4501);   // partitions + merge
     if (HasFatalFailure()) return;
     attention(gpu, 16, 8180, 8192, 4502);  // the history's end
+    if (HasFatalFailure()) return;
+    // The 27B's context: each token's partials take ~1.6 MB (sm_90: 66 partitions), so the 200 tokens
+    // run as launches of 82, 82 and 36 taking turns on one workspace (attn_tokens_per_launch).
+    attention(gpu, 200, 33000, 33410, 4503);
 }
 
 TEST(CudaTokenAxis, ConvAndGatesOverTokensAreOneTokenLaunchesInOrder) {

@@ -73,15 +73,17 @@ std::string handle_attn_decode(Invocation& inv) {
         [&] { return pack_common::check_attn_decode(c, call); },
         [&]() -> std::string {
             plan = plan_attention(d, hq, hkv, c.src[1].ne[2]);
-            if (plan.fits && plan.head_blocks * tokens <= 65535) return {};  // grid.z: head blocks x tokens
+            // grid.z: head blocks x the tokens of one launch
+            if (plan.fits && plan.head_blocks * attn_tokens_per_launch(plan, tokens) <= 65535) return {};
             inv.refusal = DENSE_E_UNSUPPORTED;
             return "head_dim " + std::to_string(d) + " with " + std::to_string(hq / hkv) +
                    " query heads per KV head (" + std::to_string(hkv) +
                    " KV heads) is beyond this pack's attention kernel (shared memory or grid limits)";
         });
     if (!err.empty() || inv.phase == Phase::Check) return err;
-    // One set of partials per token (plan.workspace_bytes apart: the kernels' token stride).
-    inv.workspace_needed = plan.workspace_bytes * static_cast<uint64_t>(tokens);
+    // One set of partials per token of a launch (plan.workspace_bytes apart: the kernels' token stride);
+    // the launches of a long call take turns on it (attn_tokens_per_launch).
+    inv.workspace_needed = plan.workspace_bytes * static_cast<uint64_t>(attn_tokens_per_launch(plan, tokens));
     if (inv.phase != Phase::Run) return {};
     if (inv.workspace_needed > 0) {
         if (c.workspace == nullptr || c.workspace_bytes < inv.workspace_needed)

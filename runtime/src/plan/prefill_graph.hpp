@@ -28,8 +28,11 @@ inline constexpr const char* kPrefillBuffersLabel = "prefill buffers";
 // free order): pp512 1,215 / 1,496 / 1,669 tok/s at 64 / 128 / 256 for +0 / +131 / +394 MiB of peak
 // VRAM (session 32); with the fast terms of session 33, 2,113 at 256 against 2,286 at 512 (pp2048:
 // 1,971 against 2,121), the rest of a step (norms, conv, attention launches) paid once per 512
-// tokens, for +524 MiB of peak VRAM against 256 on the 27B at context 33,410 (most of it the
-// attention's partition workspace, sized for the longest history at every token of the step). (With the exact GEMM, session 15, the gain past 64 was a few percent: 759 / 790 / 798.) A
+// tokens, for +524 MiB of peak VRAM against 256 on the 27B at context 33,410 then, most of it the
+// attention's partition workspace (sized for the longest history at every token of the step); since
+// session 34 the CUDA packs run a long step's attention in token groups sharing at most 128 MiB of
+// partials, so 512 costs about the prompt step's own activations more than 256 (~137 MiB). (With the
+// exact GEMM, session 15, the gain past 64 was a few percent: 759 / 790 / 798.) A
 // plan over budget halves it first (plan_and_judge), so a small card keeps its weights on the GPU.
 int64_t default_prefill_chunk(dense_device_kind kind) noexcept;
 // The default where the weights are split onto the CPU: 64 on a GPU. There the batched step's scratch

@@ -213,6 +213,20 @@ inline AttnPlan plan_attention(int64_t d, int64_t hq, int64_t hkv, int64_t n_ctx
     return p;
 }
 
+// Tokens per launch of a T-token call (ABI 1.10's token axis). Every token of a launch keeps its
+// partials (plan.workspace_bytes each) until the launch's merge, so one launch of a 512-token prompt
+// step over the 27B's 33K context needed ~800 MiB of workspace (66 partitions x 24 heads x 258 floats
+// a token), most of the step's extra peak VRAM over a 256-token step. Where the partials would pass
+// kAttnMaxWorkspaceBytes the call runs as consecutive launches of as many tokens as fit, sharing that
+// workspace: a token's blocks, reads and sums do not depend on the other tokens of its launch, so
+// the bits are those of one launch (and of T one-token launches). A token step (T = 1) is one launch.
+inline constexpr uint64_t kAttnMaxWorkspaceBytes = uint64_t{128} << 20;
+inline int64_t attn_tokens_per_launch(const AttnPlan& plan, int64_t tokens) noexcept {
+    if (plan.workspace_bytes == 0 || tokens <= 1) return tokens;
+    const auto fit = static_cast<int64_t>(kAttnMaxWorkspaceBytes / plan.workspace_bytes);
+    return fit < 1 ? 1 : (fit < tokens ? fit : tokens);
+}
+
 // How a history of n (1 <= n <= n_ctx) positions is split over a plan's `partitions`: partition p
 // covers [p * chunk, min(n, (p + 1) * chunk)) for p < used, each non-empty; used == 1 is the single
 // pass (chunk == n).
@@ -248,7 +262,8 @@ struct AttnArgs {
     const int32_t* n_kv = nullptr;  // device I32 {1}
     float scale = 0;
     float* out = nullptr;      // {d, hq} contiguous
-    float* workspace = nullptr;  // >= tokens * plan.workspace_bytes, 4-byte aligned (unused when partitions == 1)
+    float* workspace = nullptr;  // >= attn_tokens_per_launch(plan, tokens) * plan.workspace_bytes, 4-byte aligned
+                                 // (unused when partitions == 1)
     // The token axis (ABI 1.10): token t's q, gate and out at t * *_tstride elements, its n_kv at
     // n_kv[t], its partials plan.workspace_bytes further into the workspace; grid.z covers the tokens.
     int64_t tokens = 1, q_tstride = 0, gate_tstride = 0, out_tstride = 0;

@@ -558,9 +558,22 @@ cudaError_t launch_kv_store(const KvStoreArgs& a, cudaStream_t stream) {
     return cudaGetLastError();
 }
 
+// Groups of attn_tokens_per_launch tokens, one launch (and merge) each, all on the same workspace.
 cudaError_t launch_attn_decode(const AttnArgs& a, const AttnPlan& plan, cudaStream_t stream) {
     if (!plan.fits) return cudaErrorInvalidConfiguration;
-    return a.f16 ? launch_attn_typed<uint16_t>(a, plan, stream) : launch_attn_typed<float>(a, plan, stream);
+    const int64_t per_launch = attn_tokens_per_launch(plan, a.tokens);
+    for (int64_t t0 = 0; t0 < a.tokens; t0 += per_launch) {
+        AttnArgs g = a;  // tokens [t0, t0 + g.tokens): their views as for_token moves them
+        g.q += t0 * a.q_tstride;
+        if (g.gate != nullptr) g.gate += t0 * a.gate_tstride;
+        g.out += t0 * a.out_tstride;
+        g.n_kv += t0;
+        g.tokens = a.tokens - t0 < per_launch ? a.tokens - t0 : per_launch;
+        const cudaError_t err =
+            a.f16 ? launch_attn_typed<uint16_t>(g, plan, stream) : launch_attn_typed<float>(g, plan, stream);
+        if (err != cudaSuccess) return err;
+    }
+    return cudaSuccess;
 }
 
 }  // namespace dense::cuda::act
