@@ -146,7 +146,7 @@ void check_bits(GpuSession& gpu, const PrepShape& s, uint64_t seed) {
 
 TEST(CudaAttnPrep, Qwen27bShapeIsTheFiveOpsBitForBit) {
     DENSE_REQUIRE_GPU(gpu);
-    const ScopedEnv kernel_on("DENSE_CUDA_ATTN_PREP", "1");  // the kernel is opt-in
+    const ScopedEnv kernel_on("DENSE_CUDA_ATTN_PREP", nullptr);  // the default: the kernel
     for (const int32_t pos : {0, 5, 40000}) {
         check_bits(gpu, {256, 24, 4, 64, 40001, pos, DENSE_TYPE_F16, "27B pos " + std::to_string(pos)},
                    6000 + static_cast<uint64_t>(pos));
@@ -156,7 +156,7 @@ TEST(CudaAttnPrep, Qwen27bShapeIsTheFiveOpsBitForBit) {
 
 TEST(CudaAttnPrep, OddShapesAndPositionsOutsideTheCacheAreTheFiveOpsBitForBit) {
     DENSE_REQUIRE_GPU(gpu);
-    const ScopedEnv kernel_on("DENSE_CUDA_ATTN_PREP", "1");  // the kernel is opt-in
+    const ScopedEnv kernel_on("DENSE_CUDA_ATTN_PREP", nullptr);  // the default: the kernel
     check_bits(gpu, {8, 3, 1, 8, 4, 2, DENSE_TYPE_F32, "odd {d 8, 3/1, full rotary, F32}"}, 6101);
     if (HasFatalFailure()) return;
     check_bits(gpu, {40, 6, 3, 10, 4, 3, DENSE_TYPE_F16, "odd {d 40, 6/3, n_rot 10}"}, 6102);
@@ -166,15 +166,15 @@ TEST(CudaAttnPrep, OddShapesAndPositionsOutsideTheCacheAreTheFiveOpsBitForBit) {
     check_bits(gpu, {256, 24, 4, 64, 8, 8, DENSE_TYPE_F16, "27B pos = n_ctx"}, 6104);
 }
 
-TEST(CudaAttnPrep, WithoutTheSwitchRunsTheFiveLaunches) {
+TEST(CudaAttnPrep, WithTheSwitchOffRunsTheFiveLaunches) {
     DENSE_REQUIRE_GPU(gpu);
-    const ScopedEnv kernel_off("DENSE_CUDA_ATTN_PREP", nullptr);
-    check_bits(gpu, {256, 24, 4, 64, 16, 7, DENSE_TYPE_F16, "27B, DENSE_CUDA_ATTN_PREP unset"}, 6201);
+    const ScopedEnv kernel_off("DENSE_CUDA_ATTN_PREP", "0");
+    check_bits(gpu, {256, 24, 4, 64, 16, 7, DENSE_TYPE_F16, "27B, DENSE_CUDA_ATTN_PREP=0"}, 6201);
 }
 
 TEST(CudaAttnPrep, MatchesCpuRefAtThe27bShape) {
     DENSE_REQUIRE_GPU(gpu);
-    const ScopedEnv kernel_on("DENSE_CUDA_ATTN_PREP", "1");  // the kernel is opt-in
+    const ScopedEnv kernel_on("DENSE_CUDA_ATTN_PREP", nullptr);  // the default: the kernel
     const PrepShape s{256, 24, 4, 64, 16, 11, DENSE_TYPE_F32, "27B vs cpu-ref"};
     std::mt19937_64 rng(6301);
     const PrepInputs in = random_inputs(s, rng);
