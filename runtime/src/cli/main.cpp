@@ -3,6 +3,7 @@
 #include "cli/commands.hpp"
 #include "cli/run_setup.hpp"
 #include "core/error.hpp"
+#include "plan/prefill_graph.hpp"
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -46,8 +47,11 @@ int main(int argc, char** argv) {
             },
             "auto|0-1"));
     app.add_option("--prefill-chunk", common.prefill_chunk,
-                   "Prompt tokens per batched prefill step; 1 = token by token (config prefill_chunk; default 512 on "
-                   "a GPU, down to 16 where the VRAM plan needs it; 1 on the CPU)")
+                   "Prompt tokens per batched prefill step; 1 = token by token (config prefill_chunk; default " +
+                       std::to_string(dense::plan::default_prefill_chunk(DENSE_DEVICE_CUDA)) + " on a GPU, down to " +
+                       std::to_string(dense::plan::smallest_auto_prefill_chunk(DENSE_DEVICE_CUDA)) +
+                       " where the VRAM plan needs it; " +
+                       std::to_string(dense::plan::default_prefill_chunk(DENSE_DEVICE_CPU)) + " on the CPU)")
         ->check(CLI::Range(int64_t{1}, dense::model::kMaxPrefillChunk));
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
