@@ -5,8 +5,9 @@
 //
 // Tolerances (why):
 //   norms: relative 2e-6 per element. The GPU sums squares in fp32 (fused multiply-adds per thread,
-//     then a fixed tree: relative error <= ~(n/threads + 10) * 2^-24 ~ 1.2e-6 at n = 5120 in the
-//     worst case, about sqrt of that in practice), then the scale and 2-3 products each add <= 1 ulp;
+//     then a fixed tree: relative error <= ~(n/threads + 10) * 2^-24 ~ 1.2e-6 at n = 2047 in one block,
+//     <= 1.7e-6 at n = 17408 spread over blocks (ops_norm.cu), in the worst case, about sqrt of that in
+//     practice; the scale takes half of it), then the scale and 2-3 products each add <= 1 ulp;
 //     cpu-ref rounds a double result once. The errors are all multiplicative, so a pure relative bound
 //     holds for every element. Measured on an H200: worst 3e-7 (a 7x margin).
 //   rope: |err| <= 1e-6 * (|x_i| + |x_{i+n_rot/2}|) for rotated dims (angles in double as cpu-ref,
@@ -19,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include <tuple>
+#include <utility>
 
 namespace dense::test::cuda {
 namespace {
@@ -38,6 +40,11 @@ std::vector<RowsCase> rms_cases() {
         {5120, 1, 0, 0, false, "hidden {5120}"},
         {5120, 1, 0, 0, true, "hidden {5120} in place"},
         {17408, 1, 0, 0, false, "ffn {17408}"},
+        {5120, 7, 5124, 0, false, "hidden {5120, 7} strided 5124 (rows of several blocks each)"},
+        {2048, 3, 0, 0, true, "{2048, 3} in place (the shortest rows of several blocks)"},
+        {2047, 3, 0, 0, false, "{2047, 3} (the longest one-block rows)"},
+        {4099, 3, 4101, 4103, false, "odd long {4099, 3} strided 4101 -> 4103"},
+        {4099, 3, 4101, 4101, true, "odd long {4099, 3} strided 4101 in place"},
         {256, 24, 512, 0, false, "q heads {256, 24} strided 512 (query+gate interleave) -> contiguous"},
         {256, 4, 0, 0, true, "k heads {256, 4} in place"},
         {37, 5, 41, 0, false, "odd {37, 5} strided 41"},
@@ -70,6 +77,30 @@ TEST(CudaRmsNorm, MatchesCpuRefAtModelAndOddShapes) {
         if (!k.in_place) {
             EXPECT_TRUE(same_bits(download_matrix(gpu, dx), x)) << k.label << ": src0 was modified";
         }
+    }
+}
+
+// Rows of 2048 elements or more are spread over several blocks unless the output overlaps the input
+// (then one block a row does it all); both must sum the squares in the same order, so a norm written in
+// place has the bits of the same norm written elsewhere.
+TEST(CudaRmsNorm, LongRowsInPlaceWriteTheBitsOfOutOfPlace) {
+    DENSE_REQUIRE_GPU(gpu);
+    uint64_t seed = 200;
+    for (const auto& [n, rows] : {std::pair<int64_t, int64_t>{5120, 1}, {5120, 3}, {17408, 1}, {4099, 2}}) {
+        std::mt19937_64 rng(++seed);
+        const auto x = uniform(static_cast<std::size_t>(n * rows), rng, -3.0f, 3.0f);
+        const auto w = uniform(static_cast<std::size_t>(n), rng, 0.5f, 1.5f);
+        const std::string label = "{" + std::to_string(n) + ", " + std::to_string(rows) + "}";
+        DevMatrix dx = upload_matrix(gpu, &x, n, rows), dw = upload_matrix(gpu, &w, n, 1),
+                  dy = upload_matrix(gpu, nullptr, n, rows);
+        auto p = make_params<dense_norm_params>();
+        p.eps = kEps;
+        run_op(gpu, DENSE_OP_RMS_NORM, {dx.view, dw.view}, {dy.view}, &p, label + " out of place");
+        run_op(gpu, DENSE_OP_RMS_NORM, {dx.view, dw.view}, {dx.view}, &p, label + " in place");
+        if (HasFatalFailure()) return;
+        const auto out_of_place = download_matrix(gpu, dy), in_place = download_matrix(gpu, dx);
+        EXPECT_FALSE(same_bits(in_place, x)) << label << ": the in-place norm wrote nothing";
+        EXPECT_TRUE(same_bits(in_place, out_of_place)) << label << ": in place and out of place differ";
     }
 }
 

@@ -54,8 +54,11 @@ struct NormArgs {
     int64_t tokens = 1, x_tstride = 0, y_tstride = 0;
 };
 
-// Threads of a norm's block for rows of n <= 8192 elements: 8 consecutive elements each (the last ones
-// fewer), a multiple of 32 (ATTN_PREP's kernel takes the same, for the same sums).
+// Rows of this many elements or more are normalized by several blocks each, with another order of the
+// sum of squares (ops_norm.cu); shorter rows by one block of norm_threads_for_row(n) threads.
+inline constexpr int64_t kNormSpreadMinRow = 2048;
+// Threads of a norm's block for rows shorter than kNormSpreadMinRow: 8 consecutive elements each (the
+// last ones fewer), a multiple of 32 (ATTN_PREP's kernel takes the same, for the same sums).
 int norm_threads_for_row(int64_t n);
 // y = x / sqrt(mean(x^2) + eps) * w
 cudaError_t launch_rms_norm(const NormArgs& a, cudaStream_t stream);
@@ -136,7 +139,8 @@ struct AttnPrepArgs {
     int64_t d = 0, hq = 0, hkv = 0, n_ctx = 0, n_rot = 0;
     float eps = 0, freq_base = 0, freq_scale = 0;
 };
-// Whether the one kernel takes these shapes (d <= 8192, the norm kernel's one-pass rows); otherwise
+// Whether the one kernel takes these shapes (d < kNormSpreadMinRow: the norm's one-block rows, whose
+// sums the kernel repeats bit for bit); otherwise
 // the pack runs the five ops' own launches.
 bool attn_prep_fits(const AttnPrepArgs& a) noexcept;
 cudaError_t launch_attn_prep(const AttnPrepArgs& a, cudaStream_t stream);

@@ -19,7 +19,7 @@ __device__ __forceinline__ float conv_window_sum(const float* taps, const float*
 }
 
 // The norms' per-thread partial: the squares of a thread's 8 consecutive elements summed by one FMA chain
-// from 0 in element order (ops_norm.cu's rows of up to 8192; the fused kernels' q / k head rows). The
+// from 0 in element order (ops_norm.cu's one-block rows, shorter than 2048; the fused kernels' q / k head rows). The
 // block's total of these partials then gives the scale below.
 __device__ __forceinline__ float octet_sum_of_squares(const float (&v)[8]) {
     float ss = 0.0f;

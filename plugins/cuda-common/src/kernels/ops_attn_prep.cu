@@ -27,7 +27,7 @@ namespace dense::cuda::act {
 namespace {
 
 constexpr int kPer = 8;  // elements per thread, as ops_norm.cu
-constexpr int64_t kMaxRow = int64_t{kPer} * 1024;
+constexpr int64_t kMaxRow = kNormSpreadMinRow - 1;  // the norm's one-block rows (act_launchers.hpp)
 
 template <bool kF16>
 __global__ void attn_prep_kernel(AttnPrepArgs a) {
