@@ -10,12 +10,18 @@
 
 namespace dense::cuda::act {
 
-// CONV1D_CAUSAL's sum for one channel: taps[i] * window[i] over the window [s_in[0 .. keep), xc], in tap
-// order from 0 with fused multiply-adds (spec 7.2's order), before the SiLU.
-__device__ __forceinline__ float conv_window_sum(const float* taps, const float* s_in, float xc, int64_t keep) {
+// CONV1D_CAUSAL's sum for one channel: taps[i] * window[i] over the window [past[0 .. keep), xc] (the
+// past elements `stride` floats apart), in tap order from 0 with fused multiply-adds (spec 7.2's
+// order), before the SiLU. The one place this sum is written: a token's window in the state (stride
+// 1) and in the step's own input (the x stride) must give the same bits.
+__device__ __forceinline__ float conv_window_sum(const float* taps, const float* past, int64_t stride, float xc,
+                                                 int64_t keep) {
     float acc = 0.0f;
-    for (int64_t i = 0; i < keep; ++i) acc = __fmaf_rn(taps[i], s_in[i], acc);
+    for (int64_t i = 0; i < keep; ++i) acc = __fmaf_rn(taps[i], past[i * stride], acc);
     return __fmaf_rn(taps[keep], xc, acc);
+}
+__device__ __forceinline__ float conv_window_sum(const float* taps, const float* s_in, float xc, int64_t keep) {
+    return conv_window_sum(taps, s_in, 1, xc, keep);
 }
 
 // The norms' per-thread partial: the squares of a thread's 8 consecutive elements summed by one FMA chain

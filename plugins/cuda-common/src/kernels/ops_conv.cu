@@ -44,14 +44,12 @@ __device__ void conv_channel_head(const ConvArgs& a, int64_t c) {
         for (int64_t i = 0; i < keep; ++i) s_out[i] = a.x[(a.tokens - keep + i) * a.x_stride + c];
 }
 
-// Token t >= K-1 of channel c: its window is x of tokens t-K+1 .. t, summed as conv_window_sum does.
+// Token t >= K-1 of channel c: its window is x of tokens t-K+1 .. t.
 __device__ __forceinline__ void conv_inner_token(const ConvArgs& a, int64_t c, int64_t t) {
     const int64_t keep = a.kernel - 1;
-    const float* taps = a.taps + c * a.kernel;
     const float* x = a.x + c;
-    float acc = 0.0f;
-    for (int64_t i = 0; i < keep; ++i) acc = __fmaf_rn(taps[i], x[(t - keep + i) * a.x_stride], acc);
-    acc = __fmaf_rn(taps[keep], x[t * a.x_stride], acc);
+    const float acc = conv_window_sum(a.taps + c * a.kernel, x + (t - keep) * a.x_stride, a.x_stride,
+                                      x[t * a.x_stride], keep);
     a.y[t * a.y_stride + c] = conv_out(a, acc);
 }
 

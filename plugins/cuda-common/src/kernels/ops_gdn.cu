@@ -48,21 +48,32 @@ struct Column {
     float* o;
 };
 
-// Column `col` as token t sees it (its q, k, v[j], gates and output slot).
-__device__ __forceinline__ Column column_of(const GdnArgs& a, int64_t col, int64_t t) {
-    const int64_t h = col / a.dv;
-    const int64_t j = col - h * a.dv;
-    const int64_t kh = h % a.hk;  // tiled head mapping (spec 7.4)
-    const int64_t base = h * a.dk * a.dv + j * a.dk;
+// Where column `col` lives: its value head h, value dim j, key head kh and state offset. Found once
+// per column (two 64-bit divisions and a remainder), not once per token.
+struct ColumnPlace {
+    int64_t h, j, kh, base;
+};
+
+__device__ __forceinline__ ColumnPlace place_of(const GdnArgs& a, int64_t col) {
+    ColumnPlace p;
+    p.h = col / a.dv;
+    p.j = col - p.h * a.dv;
+    p.kh = p.h % a.hk;  // tiled head mapping (spec 7.4)
+    p.base = p.h * a.dk * a.dv + p.j * a.dk;
+    return p;
+}
+
+// The column at place p as token t sees it (its q, k, v[j], gates and output slot).
+__device__ __forceinline__ Column column_at(const GdnArgs& a, const ColumnPlace& p, int64_t t) {
     Column c;
-    c.q = a.q + t * a.q_tstride + kh * a.q_stride;
-    c.k = a.k + t * a.k_tstride + kh * a.k_stride;
-    c.s_in = a.state_in + base;
-    c.s_out = a.state_out + base;
-    c.v = a.v[t * a.v_tstride + h * a.v_stride + j];
-    c.beta = a.beta[t * a.hv + h];
-    c.decay = a.decay[t * a.hv + h];
-    c.o = a.o + t * a.o_tstride + h * a.dv + j;
+    c.q = a.q + t * a.q_tstride + p.kh * a.q_stride;
+    c.k = a.k + t * a.k_tstride + p.kh * a.k_stride;
+    c.s_in = a.state_in + p.base;
+    c.s_out = a.state_out + p.base;
+    c.v = a.v[t * a.v_tstride + p.h * a.v_stride + p.j];
+    c.beta = a.beta[t * a.hv + p.h];
+    c.decay = a.decay[t * a.hv + p.h];
+    c.o = a.o + t * a.o_tstride + p.h * a.dv + p.j;
     return c;
 }
 
@@ -75,19 +86,19 @@ __global__ void __launch_bounds__(kGdnThreads) gdn_decode_regs_kernel(GdnArgs a)
     const int64_t warp_stride = static_cast<int64_t>(gridDim.x) * kGdnWarps;
     for (int64_t col = static_cast<int64_t>(blockIdx.x) * kGdnWarps + (threadIdx.x >> 5); col < n_cols;
          col += warp_stride) {
-        const Column c0 = column_of(a, col, 0);
-        const int64_t h = col / a.dv, j = col - h * a.dv;
-        const float* const v0 = a.v + h * a.v_stride + j;  // column_of's v[j] of token 0
+        const ColumnPlace p = place_of(a, col);
+        const Column c0 = column_at(a, p, 0);
+        const float* const v0 = a.v + p.h * a.v_stride + p.j;  // column_at's v[j] of token 0
         float s[kGdnRegRows];
 #pragma unroll
         for (int r = 0; r < kGdnRegRows; ++r) {
             const int64_t i = lane + 32 * r;
             s[r] = i < a.dk ? c0.s_in[i] : 0.0f;
         }
-        // Token t's inputs at token 0's plus t strides (column_of's values, without its divisions).
+        // Token t's inputs at token 0's plus t strides (column_at's values).
         const auto inputs = [&](int64_t t) {
             return gdn_token_inputs<kGdnRegRows>(c0.k + t * a.k_tstride, c0.q + t * a.q_tstride, v0[t * a.v_tstride],
-                                                 a.beta[t * a.hv + h], a.decay[t * a.hv + h], a.dk, lane);
+                                                 a.beta[t * a.hv + p.h], a.decay[t * a.hv + p.h], a.dk, lane);
         };
         GdnTokenInputs<kGdnRegRows> next = inputs(0);
         for (int64_t t = 0; t < a.tokens; ++t) {
@@ -113,8 +124,9 @@ __global__ void __launch_bounds__(kGdnThreads) gdn_decode_stream_kernel(GdnArgs 
     const int64_t warp_stride = static_cast<int64_t>(gridDim.x) * kGdnWarps;
     for (int64_t col = static_cast<int64_t>(blockIdx.x) * kGdnWarps + (threadIdx.x >> 5); col < n_cols;
          col += warp_stride) {
+        const ColumnPlace p = place_of(a, col);
         for (int64_t t = 0; t < a.tokens; ++t) {
-            const Column c = column_of(a, col, t);
+            const Column c = column_at(a, p, t);
             const float* s_in = t == 0 ? c.s_in : c.s_out;  // a later token reads what this lane wrote
             float u = 0.0f;
             for (int64_t i = lane; i < a.dk; i += 32) u = __fmaf_rn(s_in[i] * c.decay, c.k[i], u);
