@@ -34,6 +34,24 @@ enum class NormKind { Rms, L2, GatedRms };
 // block per row, ~4.2 us of marginal cost per node on an H200 with the warp-wide layout, session 21).
 inline constexpr int kPer = 8;
 
+// The end of a norm for one thread's octet at i0 of row r: o = x * scale (* w) (* silu(z)), stored, and
+// quantized when the call has a quantized copy. 4 lanes hold one Q8_32 block of the contiguous output
+// (n % 32 == 0 with a quantized copy, so a group is wholly inside or wholly past the row); every lane
+// of the block's warps must call this (the quantizer's shuffles; blockDim is a multiple of 32).
+template <NormKind K>
+__device__ __forceinline__ void finish_octet(const NormArgs& a, int64_t r, int64_t i0, float scale, const float (&v)[kPer],
+                                             const float (&w)[kPer], const float (&g)[kPer], float* y, bool vec_y) {
+    float o[kPer];
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+        o[j] = v[j] * scale;
+        if constexpr (K != NormKind::L2) o[j] *= w[j];
+        if constexpr (K == NormKind::GatedRms) o[j] *= silu_f(g[j]);
+    }
+    store_octet(y, i0, a.n, vec_y, o);
+    if (a.quantized.base != nullptr) quantize_q8_32_octets(o, i0 < a.n, (r * a.n + i0) / 32, a.quantized);
+}
+
 template <NormKind K>
 __global__ void norm_rows_kernel(NormArgs a) {
     __shared__ float scratch[33];
@@ -67,18 +85,7 @@ __global__ void norm_rows_kernel(NormArgs a) {
         if constexpr (K == NormKind::GatedRms) load_octet(a.z + r * a.z_stride, i0, a.n, vec_z, g);
         const float ss = block_sum(octet_sum_of_squares(v), scratch);
         const float scale = K == NormKind::L2 ? l2_scale(ss, a.eps) : rms_scale(ss, n_f, a.eps);
-        float o[kPer];
-#pragma unroll
-        for (int j = 0; j < kPer; ++j) {
-            o[j] = v[j] * scale;
-            if constexpr (K != NormKind::L2) o[j] *= w[j];
-            if constexpr (K == NormKind::GatedRms) o[j] *= silu_f(g[j]);
-        }
-        store_octet(y, i0, a.n, vec_y, o);
-        // 4 lanes hold one Q8_32 block of the contiguous output (n % 32 == 0 with a quantized copy,
-        // so a group is wholly inside or wholly past the row). Every lane of the block's warps calls
-        // the quantizer (blockDim is a multiple of 32).
-        if (a.quantized.base != nullptr) quantize_q8_32_octets(o, i0 < a.n, (r * a.n + i0) / 32, a.quantized);
+        finish_octet<K>(a, r, i0, scale, v, w, g, y, vec_y);
     }
 }
 
@@ -191,15 +198,7 @@ __global__ void __launch_bounds__(kSpreadThreads) norm_spread_rows_kernel(NormAr
                 }
             }
             if constexpr (K == NormKind::GatedRms) load_octet(a.z + r * a.z_stride, i0, a.n, vec_z, g);
-            float o[kPer];
-#pragma unroll
-            for (int j = 0; j < kPer; ++j) {
-                o[j] = v[j] * scale;
-                if constexpr (K != NormKind::L2) o[j] *= w[j];
-                if constexpr (K == NormKind::GatedRms) o[j] *= silu_f(g[j]);
-            }
-            store_octet(y, i0, a.n, vec_y, o);
-            if (a.quantized.base != nullptr) quantize_q8_32_octets(o, i0 < a.n, (r * a.n + i0) / 32, a.quantized);
+            finish_octet<K>(a, r, i0, scale, v, w, g, y, vec_y);
         }
     }
 }
