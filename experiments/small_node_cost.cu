@@ -1,0 +1,237 @@
+// Experiment (not part of the build), session 35: what a small dependent node costs between two
+// GEMV-sized kernels in the chained (PDL) graph, and where that cost comes from.
+//
+// Session 34's probe priced the 27B step's small nodes in place (H100): an RMS norm 4.2 µs (2.6 after
+// session 35 spread it over five blocks), the one-warp gated norm 3.1, SwiGLU 2.3, but the quantize
+// before attn_output only 0.6. Session 32's chain_release.cu found a bare one-block norm (no quantized
+// copy) hidden completely by the PDL chain. So is the rest the body (the quantized copy, the block
+// reduction, L2 round trips) or the GEMV's prologue (the pack's GEMVs prefetch their first weights into
+// L2 before griddepcontrol.wait, so their DRAM traffic overlaps the small node that precedes them)?
+//
+// Chains of 32 links "gemv, small node", captured as one graph, best of 7 replays, µs a link, for each
+// small node and with the gemv's pre-wait L2 prefetch on or off; "none" is the gemv-only chain, so
+// "marginal" = link - none. The small nodes:
+//   empty      one block that only waits and releases;
+//   quantize   the pack's QUANTIZE_ACT launcher on the 5120 floats (launch_quantize_q8_32);
+//   norm1      the session-34 norm: ONE block of 640 threads, 8 elements each, block_sum, scale, store,
+//              quantized copy (the pack's device helpers, the old kernel's structure);
+//   spread     the pack's RMS_NORM launcher (launch_rms_norm) with a quantized copy: five blocks;
+//   spread-nq  the same without the quantized copy;
+//   swiglu     the pack's SWIGLU launcher at 17408 with a quantized copy (its gemv writes 2 x 17408
+//              rows with K = 256, so the gemv-only baseline is its own).
+// gemv: one warp a row, y[r] = dot(W[r][0..K), x) with fp32 weights (a copy per link: > L2); with the
+// prologue each warp first asks L2 for the first 1 KB of its row (prefetch.global.L2), then waits.
+// The pack's kernels are linked in (their launchers chain with PDL as in the pack); timings only.
+//
+// Build (repository root, CUDA 12.4+):
+//   nvcc -O3 -std=c++20 -arch=sm_90 -fmad=false -DDENSE_CUDA_TARGET_CC=90 -Iplugins/cuda-common/src \
+//     experiments/small_node_cost.cu plugins/cuda-common/src/kernels/ops_norm.cu \
+//     plugins/cuda-common/src/kernels/ops_elementwise.cu plugins/cuda-common/src/kernels/quantize_act.cu \
+//     plugins/cuda-common/src/kernels/launch_chain.cu -o experiments/small_node_cost_bin
+// Run:   experiments/small_node_cost_bin      prints a markdown table (two rounds).
+#include "kernels/act_common.cuh"
+#include "kernels/act_launchers.hpp"
+#include "kernels/act_step_math.cuh"
+#include "kernels/gemv_launchers.hpp"
+#include "kernels/launch_chain.cuh"
+#include "kernels/q8_32_block.cuh"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+using namespace dense::cuda;
+
+constexpr int kLinks = 32;
+constexpr int kHidden = 5120, kFfn = 17408;
+
+#define CHECK(e)                                                                                     \
+    do {                                                                                             \
+        cudaError_t err_ = (e);                                                                      \
+        if (err_ != cudaSuccess) {                                                                   \
+            std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #e, cudaGetErrorString(err_)); \
+            std::exit(1);                                                                            \
+        }                                                                                            \
+    } while (0)
+
+__global__ void __launch_bounds__(256) gemv_kernel(const float* w, const float* x, float* y, int rows, int k,
+                                                   bool prologue) {
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int r = blockIdx.x * 8 + warp;
+    const float* wr = w + static_cast<size_t>(r) * k;
+    if (prologue && r < rows && lane < 8)  // 8 lines of 128 bytes: the row's first 1 KB
+        asm volatile("prefetch.global.L2 [%0];\n" ::"l"(wr + 32 * lane));
+    wait_for_producers();
+    allow_consumers();
+    if (r >= rows) return;
+    float acc = 0.0f;
+    for (int i = lane * 4; i < k; i += 128) {
+        const float4 a = *reinterpret_cast<const float4*>(wr + i), b = *reinterpret_cast<const float4*>(x + i);
+        acc = fmaf(a.x, b.x, fmaf(a.y, b.y, fmaf(a.z, b.z, fmaf(a.w, b.w, acc))));
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xFFFFFFFFu, acc, o);
+    if (lane == 0) y[r] = acc * 1e-2f + 0.5f;
+}
+
+__global__ void empty_kernel() {
+    wait_for_producers();
+    allow_consumers();
+}
+
+// Session 34's RMS norm of one 5120 row: one block, thread t holds elements [8 t, 8 t + 8).
+__global__ void norm_one_block_kernel(const float* x, const float* w, float* y, Q8_32Out q, int n) {
+    __shared__ float scratch[33];
+    const int64_t i0 = static_cast<int64_t>(threadIdx.x) * 8;
+    float wv[8], v[8], o[8];
+    act::load_octet(w, i0, n, true, wv);
+    wait_for_producers();
+    allow_consumers();
+    act::load_octet(x, i0, n, true, v);
+    const float ss = act::block_sum(act::octet_sum_of_squares(v), scratch);
+    const float scale = act::rms_scale(ss, static_cast<float>(n), 1e-6f);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) o[j] = v[j] * scale * wv[j];
+    act::store_octet(y, i0, n, true, o);
+    quantize_q8_32_octets(o, i0 < n, i0 / 32, q);
+}
+
+enum class Node { None, Empty, Quantize, Norm1, Spread, SpreadNoQ, Swiglu };
+const char* name(Node n) {
+    switch (n) {
+        case Node::None: return "none";
+        case Node::Empty: return "empty";
+        case Node::Quantize: return "quantize";
+        case Node::Norm1: return "norm1";
+        case Node::Spread: return "spread";
+        case Node::SpreadNoQ: return "spread-nq";
+        case Node::Swiglu: return "swiglu";
+    }
+    return "?";
+}
+
+struct Buffers {
+    float* w;   // kLinks copies of the largest gemv's weights
+    float* x;   // gemv input / norm output, kFfn * 2 floats
+    float* y;   // gemv output
+    float* nw;  // norm weight
+    float* out;
+    uint8_t* q;  // quantized copy (40 bytes a block of 32)
+};
+
+template <class Kernel, class... Args>
+void launch_pdl(Kernel k, dim3 grid, dim3 block, cudaStream_t st, Args... args) {
+    (void)launch_chained(k, grid, block, 0, st, args...);
+    CHECK(cudaGetLastError());
+}
+
+void small_node(Node n, const Buffers& b, cudaStream_t st) {
+    switch (n) {
+        case Node::None: return;
+        case Node::Empty: launch_pdl(empty_kernel, 1, 32, st); return;
+        case Node::Quantize: CHECK(launch_quantize_q8_32(b.y, b.q, kHidden, st)); return;
+        case Node::Norm1:
+            launch_pdl(norm_one_block_kernel, 1, kHidden / 8, st, static_cast<const float*>(b.y),
+                       static_cast<const float*>(b.nw), b.x, Q8_32Out{b.q, kHidden}, kHidden);
+            return;
+        case Node::Spread:
+        case Node::SpreadNoQ: {
+            act::NormArgs a;
+            a.x = b.y;
+            a.w = b.nw;
+            a.y = b.x;
+            a.n = kHidden;
+            a.rows = 1;
+            a.eps = 1e-6f;
+            if (n == Node::Spread) a.quantized = Q8_32Out{b.q, kHidden};
+            CHECK(act::launch_rms_norm(a, st));
+            return;
+        }
+        case Node::Swiglu: CHECK(act::launch_swiglu(b.y, b.y + kFfn, b.out, kFfn, Q8_32Out{b.q, kFfn}, st)); return;
+    }
+}
+
+// µs a link, best of 7 replays after one warm-up.
+// wide: the gemv SwiGLU follows (2 x 17408 rows, K = 256), else the 5120-row one (K = 1024).
+double run_chain(const Buffers& b, Node n, bool prologue, bool wide, cudaStream_t st) {
+    const int rows = wide ? 2 * kFfn : kHidden, k = wide ? 256 : 1024;
+    cudaGraph_t g;
+    CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+    for (int l = 0; l < kLinks; ++l) {
+        const float* wl = b.w + static_cast<size_t>(l) * rows * k;
+        launch_pdl(gemv_kernel, (rows + 7) / 8, 256, st, wl, static_cast<const float*>(b.x), b.y, rows, k, prologue);
+        small_node(n, b, st);
+    }
+    CHECK(cudaStreamEndCapture(st, &g));
+    cudaGraphExec_t ge;
+    CHECK(cudaGraphInstantiate(&ge, g, 0));
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    double best = 1e30;
+    for (int r = 0; r < 8; ++r) {
+        CHECK(cudaEventRecord(e0, st));
+        CHECK(cudaGraphLaunch(ge, st));
+        CHECK(cudaEventRecord(e1, st));
+        CHECK(cudaEventSynchronize(e1));
+        float ms = 0;
+        CHECK(cudaEventElapsedTime(&ms, e0, e1));
+        if (r > 0) best = std::min(best, static_cast<double>(ms));
+    }
+    CHECK(cudaGraphExecDestroy(ge));
+    CHECK(cudaGraphDestroy(g));
+    CHECK(cudaEventDestroy(e0));
+    CHECK(cudaEventDestroy(e1));
+    return best * 1e3 / kLinks;
+}
+
+}  // namespace
+
+int main() {
+    cudaStream_t st;
+    CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    Buffers b{};
+    const size_t per_link = static_cast<size_t>(2) * kFfn * 256 > static_cast<size_t>(kHidden) * 1024
+                                ? static_cast<size_t>(2) * kFfn * 256
+                                : static_cast<size_t>(kHidden) * 1024;
+    CHECK(cudaMalloc(&b.w, per_link * kLinks * sizeof(float)));
+    CHECK(cudaMalloc(&b.x, 2 * kFfn * sizeof(float)));
+    CHECK(cudaMalloc(&b.y, 2 * kFfn * sizeof(float)));
+    CHECK(cudaMalloc(&b.nw, kHidden * sizeof(float)));
+    CHECK(cudaMalloc(&b.out, kFfn * sizeof(float)));
+    CHECK(cudaMalloc(&b.q, kFfn / 32 * 40));
+    {
+        std::vector<float> h(per_link);
+        for (size_t i = 0; i < h.size(); ++i)
+            h[i] = static_cast<float>(static_cast<int>((i * 2654435761u) >> 20) % 97 - 48) * 0.01f;
+        for (int l = 0; l < kLinks; ++l)
+            CHECK(cudaMemcpy(b.w + l * per_link, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice));
+        std::vector<float> v(2 * kFfn);
+        for (int i = 0; i < 2 * kFfn; ++i) v[static_cast<size_t>(i)] = std::sin(0.37f * static_cast<float>(i)) + 0.5f;
+        CHECK(cudaMemcpy(b.x, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice));
+        CHECK(cudaMemcpy(b.y, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice));
+        CHECK(cudaMemcpy(b.nw, v.data(), kHidden * sizeof(float), cudaMemcpyHostToDevice));
+    }
+    const Node nodes[] = {Node::None, Node::Empty, Node::Quantize, Node::Norm1, Node::Spread, Node::SpreadNoQ};
+    std::printf("| round | prologue | node | µs a link | marginal µs |\n|---|---|---|---:|---:|\n");
+    for (int round = 1; round <= 2; ++round)
+        for (const bool prologue : {false, true}) {
+            const double none = run_chain(b, Node::None, prologue, false, st);
+            for (const Node n : nodes) {
+                const double t = n == Node::None ? none : run_chain(b, n, prologue, false, st);
+                std::printf("| %d | %s | %s | %.2f | %.2f |\n", round, prologue ? "on" : "off", name(n), t, t - none);
+            }
+            const double wide_none = run_chain(b, Node::None, prologue, true, st);
+            const double swiglu = run_chain(b, Node::Swiglu, prologue, true, st);
+            std::printf("| %d | %s | none (wide gemv) | %.2f | 0.00 |\n", round, prologue ? "on" : "off", wide_none);
+            std::printf("| %d | %s | swiglu (wide gemv) | %.2f | %.2f |\n", round, prologue ? "on" : "off", swiglu,
+                        swiglu - wide_none);
+        }
+    return 0;
+}
