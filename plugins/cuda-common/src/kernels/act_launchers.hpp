@@ -140,8 +140,7 @@ struct AttnPrepArgs {
     float eps = 0, freq_base = 0, freq_scale = 0;
 };
 // Whether the one kernel takes these shapes (d < kNormSpreadMinRow: the norm's one-block rows, whose
-// sums the kernel repeats bit for bit); otherwise
-// the pack runs the five ops' own launches.
+// sums the kernel repeats bit for bit); otherwise the pack runs the five ops' own launches.
 bool attn_prep_fits(const AttnPrepArgs& a) noexcept;
 cudaError_t launch_attn_prep(const AttnPrepArgs& a, cudaStream_t stream);
 
