@@ -17,6 +17,8 @@
 //              quantized copy (the pack's device helpers, the old kernel's structure);
 //   spread     the pack's RMS_NORM launcher (launch_rms_norm) with a quantized copy: five blocks;
 //   spread-nq  the same without the quantized copy;
+//   gated      the pack's GATED_RMS_NORM launcher at the GDN shape ({128, 48}: one warp a head) with a
+//              quantized copy (session 34: 3.1 µs in place);
 //   swiglu     the pack's SWIGLU launcher at 17408 with a quantized copy (its gemv writes 2 x 17408
 //              rows with K = 256, so the gemv-only baseline is its own).
 // gemv: one warp a row, y[r] = dot(W[r][0..K), x) with fp32 weights (a copy per link: > L2); with the
@@ -102,7 +104,7 @@ __global__ void norm_one_block_kernel(const float* x, const float* w, float* y, 
     quantize_q8_32_octets(o, i0 < n, i0 / 32, q);
 }
 
-enum class Node { None, Empty, Quantize, Norm1, Spread, SpreadNoQ, Swiglu };
+enum class Node { None, Empty, Quantize, Norm1, Spread, SpreadNoQ, Gated, Swiglu };
 const char* name(Node n) {
     switch (n) {
         case Node::None: return "none";
@@ -111,6 +113,7 @@ const char* name(Node n) {
         case Node::Norm1: return "norm1";
         case Node::Spread: return "spread";
         case Node::SpreadNoQ: return "spread-nq";
+        case Node::Gated: return "gated";
         case Node::Swiglu: return "swiglu";
     }
     return "?";
@@ -151,6 +154,21 @@ void small_node(Node n, const Buffers& b, cudaStream_t st) {
             a.eps = 1e-6f;
             if (n == Node::Spread) a.quantized = Q8_32Out{b.q, kHidden};
             CHECK(act::launch_rms_norm(a, st));
+            return;
+        }
+        case Node::Gated: {
+            act::NormArgs a;  // 48 heads of 128: x and z are the gemv's output (6144 of its floats)
+            a.x = b.y;
+            a.z = b.y + kFfn;
+            a.z_stride = 128;
+            a.w = b.nw;
+            a.y = b.out;
+            a.n = 128;
+            a.x_stride = a.y_stride = 128;
+            a.rows = 48;
+            a.eps = 1e-6f;
+            a.quantized = Q8_32Out{b.q, 128 * 48};
+            CHECK(act::launch_gated_rms_norm(a, st));
             return;
         }
         case Node::Swiglu: CHECK(act::launch_swiglu(b.y, b.y + kFfn, b.out, kFfn, Q8_32Out{b.q, kFfn}, st)); return;
@@ -218,7 +236,7 @@ int main() {
         CHECK(cudaMemcpy(b.y, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice));
         CHECK(cudaMemcpy(b.nw, v.data(), kHidden * sizeof(float), cudaMemcpyHostToDevice));
     }
-    const Node nodes[] = {Node::None, Node::Empty, Node::Quantize, Node::Norm1, Node::Spread, Node::SpreadNoQ};
+    const Node nodes[] = {Node::None, Node::Empty, Node::Quantize, Node::Norm1, Node::Spread, Node::SpreadNoQ, Node::Gated};
     std::printf("| round | prologue | node | µs a link | marginal µs |\n|---|---|---|---:|---:|\n");
     for (int round = 1; round <= 2; ++round)
         for (const bool prologue : {false, true}) {
