@@ -25,6 +25,14 @@
 // prologue each warp first asks L2 for the first 1 KB of its row (prefetch.global.L2), then waits.
 // The pack's kernels are linked in (their launchers chain with PDL as in the pack); timings only.
 //
+// Second table (session 36): tail prefetch. At its end each gemv block asks L2 (prefetch.global.L2) for
+// its share of the NEXT link's first `ahead` MB, so DRAM keeps streaming through the gemv's tail and the
+// small node; µs a link with ahead = 0, 2, 4, 8, 16 MB (of a link's 20 MB), with no node and the spread
+// norm. A large drop says the gaps between the step's GEMVs can be filled with the next weights.
+// Third table (session 36): the same small nodes after a pack-like gemv (a balanced grid of 3 blocks an
+// SM holding 72 KB of shared memory each, striding over the rows), where the next kernel's blocks fit
+// only as the gemv's leave, as in the pack's step.
+//
 // Build (repository root, CUDA 12.4+):
 //   nvcc -O3 -std=c++20 -arch=sm_90 -fmad=false -DDENSE_CUDA_TARGET_CC=90 -Iplugins/cuda-common/src \
 //     experiments/small_node_cost.cu plugins/cuda-common/src/kernels/ops_norm.cu \
@@ -63,7 +71,7 @@ constexpr int kHidden = 5120, kFfn = 17408;
     } while (0)
 
 __global__ void __launch_bounds__(256) gemv_kernel(const float* w, const float* x, float* y, int rows, int k,
-                                                   bool prologue) {
+                                                   bool prologue, const char* next, long long next_bytes) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int r = blockIdx.x * 8 + warp;
     const float* wr = w + static_cast<size_t>(r) * k;
@@ -80,6 +88,42 @@ __global__ void __launch_bounds__(256) gemv_kernel(const float* w, const float* 
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xFFFFFFFFu, acc, o);
     if (lane == 0) y[r] = acc * 1e-2f + 0.5f;
+    // Tail prefetch (session 36's question): this block asks L2 for its share of the NEXT link's first
+    // next_bytes, so DRAM keeps streaming through this kernel's tail and the small node after it.
+    if (next_bytes > 0) {
+        const long long share = (next_bytes / gridDim.x + 127) / 128 * 128;
+        const char* p = next + share * blockIdx.x;
+        for (long long off = 128LL * threadIdx.x; off < share; off += 128LL * blockDim.x)
+            if (share * blockIdx.x + off < next_bytes) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p + off));
+    }
+}
+
+// The pack-like gemv (third table): a balanced grid of 3 blocks an SM that strides over the rows, each
+// block holding kFatSmem bytes of dynamic shared memory as the pack's ring kernels do, so the SMs are
+// full while it runs and the next kernel's blocks become resident only as its blocks leave.
+constexpr int kFatBlocksPerSm = 3;
+constexpr int kFatSmem = 72 * 1024;
+__global__ void __launch_bounds__(256, kFatBlocksPerSm) fat_gemv_kernel(const float* w, const float* x, float* y, int rows,
+                                                                        int k) {
+    extern __shared__ float hold[];  // occupancy only
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int r0 = blockIdx.x * 8 + warp;
+    if (r0 < rows && lane < 8) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(w + static_cast<size_t>(r0) * k + 32 * lane));
+    wait_for_producers();
+    allow_consumers();
+    if (threadIdx.x == 0) hold[0] = 0.0f;
+    for (int r = r0; r < rows; r += gridDim.x * 8) {
+        const float* wr = w + static_cast<size_t>(r) * k;
+        float acc = 0.0f;
+#pragma unroll 8  // all 8 steps of a 1024-long row in flight: ~64 registers, like the pack's streamed GEMVs
+        for (int i = lane * 4; i < k; i += 128) {
+            const float4 a = *reinterpret_cast<const float4*>(wr + i), b = *reinterpret_cast<const float4*>(x + i);
+            acc = fmaf(a.x, b.x, fmaf(a.y, b.y, fmaf(a.z, b.z, fmaf(a.w, b.w, acc))));
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xFFFFFFFFu, acc, o);
+        if (lane == 0) y[r] = acc * 1e-2f + 0.5f;
+    }
 }
 
 __global__ void empty_kernel() {
@@ -177,13 +221,23 @@ void small_node(Node n, const Buffers& b, cudaStream_t st) {
 
 // µs a link, best of 7 replays after one warm-up.
 // wide: the gemv SwiGLU follows (2 x 17408 rows, K = 256), else the 5120-row one (K = 1024).
-double run_chain(const Buffers& b, Node n, bool prologue, bool wide, cudaStream_t st) {
+double run_chain(const Buffers& b, Node n, bool prologue, bool wide, cudaStream_t st, long long ahead = 0,
+                 bool fat = false) {
     const int rows = wide ? 2 * kFfn : kHidden, k = wide ? 256 : 1024;
     cudaGraph_t g;
     CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
     for (int l = 0; l < kLinks; ++l) {
         const float* wl = b.w + static_cast<size_t>(l) * rows * k;
-        launch_pdl(gemv_kernel, (rows + 7) / 8, 256, st, wl, static_cast<const float*>(b.x), b.y, rows, k, prologue);
+        const char* next = reinterpret_cast<const char*>(b.w + static_cast<size_t>((l + 1) % kLinks) * rows * k);
+        const long long bytes = std::min<long long>(ahead, static_cast<long long>(rows) * k * 4);
+        if (fat) {
+            (void)launch_chained(fat_gemv_kernel, dim3(132 * kFatBlocksPerSm), dim3(256), kFatSmem, st, wl,
+                                 static_cast<const float*>(b.x), b.y, rows, k);
+            CHECK(cudaGetLastError());
+        } else {
+            launch_pdl(gemv_kernel, (rows + 7) / 8, 256, st, wl, static_cast<const float*>(b.x), b.y, rows, k, prologue,
+                       next, bytes);
+        }
         small_node(n, b, st);
     }
     CHECK(cudaStreamEndCapture(st, &g));
@@ -251,5 +305,24 @@ int main() {
             std::printf("| %d | %s | swiglu (wide gemv) | %.2f | %.2f |\n", round, prologue ? "on" : "off", swiglu,
                         swiglu - wide_none);
         }
+    // The pack-like gemv: 3 blocks an SM with 72 KB of shared memory each, striding over the rows.
+    CHECK(cudaFuncSetAttribute(fat_gemv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kFatSmem));
+    std::printf("\n| round | node (fat gemv) | µs a link | marginal µs |\n|---|---|---:|---:|\n");
+    for (int round = 1; round <= 2; ++round) {
+        const double none = run_chain(b, Node::None, true, false, st, 0, true);
+        for (const Node n : nodes) {
+            const double t = n == Node::None ? none : run_chain(b, n, true, false, st, 0, true);
+            std::printf("| %d | %s | %.2f | %.2f |\n", round, name(n), t, t - none);
+        }
+    }
+
+    // Tail prefetch of the next link's weights (bytes ahead), prologue on, with no node and the spread norm.
+    std::printf("\n| round | node | ahead MB | µs a link |\n|---|---|---:|---:|\n");
+    for (int round = 1; round <= 2; ++round)
+        for (const Node n : {Node::None, Node::Spread})
+            for (const int mb : {0, 2, 4, 8, 16}) {
+                const double t = run_chain(b, n, true, false, st, static_cast<long long>(mb) << 20);
+                std::printf("| %d | %s | %d | %.2f |\n", round, name(n), mb, t);
+            }
     return 0;
 }

@@ -147,7 +147,9 @@ TEST(CudaGatedRmsNorm, MatchesCpuRefAtModelAndOddShapes) {
     for (const auto& [n, rows, label] : {std::tuple<int64_t, int64_t, const char*>{128, 48, "gdn {128, 48}"},
                                          {7, 3, "odd {7, 3}"},
                                          {1, 1, "{1, 1}"},
-                                         {1000, 9, "{1000, 9}"}}) {
+                                         {1000, 9, "{1000, 9}"},
+                                         {1500, 2, "{1500, 2}"},
+                                         {3000, 2, "{3000, 2}: a row over several blocks"}}) {
         std::mt19937_64 rng(++seed);
         const auto x = uniform(static_cast<std::size_t>(n * rows), rng, -2.0f, 2.0f);
         const auto z = uniform(static_cast<std::size_t>(n * rows), rng, -6.0f, 6.0f);
