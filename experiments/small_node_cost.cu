@@ -31,7 +31,8 @@
 // norm. A large drop says the gaps between the step's GEMVs can be filled with the next weights.
 // Third table (session 36): the same small nodes after a pack-like gemv (a balanced grid of 3 blocks an
 // SM holding 72 KB of shared memory each, striding over the rows), where the next kernel's blocks fit
-// only as the gemv's leave, as in the pack's step.
+// only as the gemv's leave, as in the pack's step; plus two empty nodes that release the next kernel
+// before they wait, one small enough to be resident beside the gemv's blocks and one not.
 //
 // Build (repository root, CUDA 12.4+):
 //   nvcc -O3 -std=c++20 -arch=sm_90 -fmad=false -DDENSE_CUDA_TARGET_CC=90 -Iplugins/cuda-common/src \
@@ -126,6 +127,14 @@ __global__ void __launch_bounds__(256, kFatBlocksPerSm) fat_gemv_kernel(const fl
     }
 }
 
+// Releases the next kernel before waiting for its own producer (session 34's early release). One block of
+// 32 threads fits beside three fat-gemv blocks on an SM (their 77 registers leave ~6,500); one of 1,024
+// threads does not, so it becomes resident (and releases) only when a gemv block leaves.
+__global__ void early_empty_kernel() {
+    allow_consumers();
+    wait_for_producers();
+}
+
 __global__ void empty_kernel() {
     wait_for_producers();
     allow_consumers();
@@ -148,11 +157,13 @@ __global__ void norm_one_block_kernel(const float* x, const float* w, float* y, 
     quantize_q8_32_octets(o, i0 < n, i0 / 32, q);
 }
 
-enum class Node { None, Empty, Quantize, Norm1, Spread, SpreadNoQ, Gated, Swiglu };
+enum class Node { None, Empty, Quantize, Norm1, Spread, SpreadNoQ, Gated, Swiglu, EarlySmall, EarlyWide };
 const char* name(Node n) {
     switch (n) {
         case Node::None: return "none";
         case Node::Empty: return "empty";
+        case Node::EarlySmall: return "early-release empty, 1 x 32 threads";
+        case Node::EarlyWide: return "early-release empty, 1 x 1024 threads";
         case Node::Quantize: return "quantize";
         case Node::Norm1: return "norm1";
         case Node::Spread: return "spread";
@@ -182,6 +193,8 @@ void small_node(Node n, const Buffers& b, cudaStream_t st) {
     switch (n) {
         case Node::None: return;
         case Node::Empty: launch_pdl(empty_kernel, 1, 32, st); return;
+        case Node::EarlySmall: launch_pdl(early_empty_kernel, 1, 32, st); return;
+        case Node::EarlyWide: launch_pdl(early_empty_kernel, 1, 1024, st); return;
         case Node::Quantize: CHECK(launch_quantize_q8_32(b.y, b.q, kHidden, st)); return;
         case Node::Norm1:
             launch_pdl(norm_one_block_kernel, 1, kHidden / 8, st, static_cast<const float*>(b.y),
@@ -310,7 +323,8 @@ int main() {
     std::printf("\n| round | node (fat gemv) | µs a link | marginal µs |\n|---|---|---:|---:|\n");
     for (int round = 1; round <= 2; ++round) {
         const double none = run_chain(b, Node::None, true, false, st, 0, true);
-        for (const Node n : nodes) {
+        for (const Node n : {Node::None, Node::Empty, Node::EarlySmall, Node::EarlyWide, Node::Quantize, Node::Norm1,
+                             Node::Spread, Node::SpreadNoQ, Node::Gated}) {
             const double t = n == Node::None ? none : run_chain(b, n, true, false, st, 0, true);
             std::printf("| %d | %s | %.2f | %.2f |\n", round, name(n), t, t - none);
         }
