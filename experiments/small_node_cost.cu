@@ -71,6 +71,27 @@ constexpr int kHidden = 5120, kFfn = 17408;
         }                                                                                            \
     } while (0)
 
+// One warp's y[r] = 1e-2 * dot(W[r], x) + 0.5 (lane 0 stores): float4 loads, then a butterfly sum.
+// kUnroll8: all 8 steps of a 1024-long row issued together; otherwise the compiler's choice (the code
+// session 36's first two tables measured).
+__device__ __forceinline__ float step_fma(const float* wr, const float* x, int i, float acc) {
+    const float4 a = *reinterpret_cast<const float4*>(wr + i), b = *reinterpret_cast<const float4*>(x + i);
+    return fmaf(a.x, b.x, fmaf(a.y, b.y, fmaf(a.z, b.z, fmaf(a.w, b.w, acc))));
+}
+template <bool kUnroll8>
+__device__ __forceinline__ void warp_row_dot(const float* wr, const float* x, int k, int lane, float* yr) {
+    float acc = 0.0f;
+    if constexpr (kUnroll8) {
+#pragma unroll 8
+        for (int i = lane * 4; i < k; i += 128) acc = step_fma(wr, x, i, acc);
+    } else {
+        for (int i = lane * 4; i < k; i += 128) acc = step_fma(wr, x, i, acc);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xFFFFFFFFu, acc, o);
+    if (lane == 0) *yr = acc * 1e-2f + 0.5f;
+}
+
 __global__ void __launch_bounds__(256) gemv_kernel(const float* w, const float* x, float* y, int rows, int k,
                                                    bool prologue, const char* next, long long next_bytes) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -81,14 +102,7 @@ __global__ void __launch_bounds__(256) gemv_kernel(const float* w, const float* 
     wait_for_producers();
     allow_consumers();
     if (r >= rows) return;
-    float acc = 0.0f;
-    for (int i = lane * 4; i < k; i += 128) {
-        const float4 a = *reinterpret_cast<const float4*>(wr + i), b = *reinterpret_cast<const float4*>(x + i);
-        acc = fmaf(a.x, b.x, fmaf(a.y, b.y, fmaf(a.z, b.z, fmaf(a.w, b.w, acc))));
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xFFFFFFFFu, acc, o);
-    if (lane == 0) y[r] = acc * 1e-2f + 0.5f;
+    warp_row_dot<false>(wr, x, k, lane, y + r);
     // Tail prefetch (session 36's question): this block asks L2 for its share of the NEXT link's first
     // next_bytes, so DRAM keeps streaming through this kernel's tail and the small node after it.
     if (next_bytes > 0) {
@@ -113,18 +127,8 @@ __global__ void __launch_bounds__(256, kFatBlocksPerSm) fat_gemv_kernel(const fl
     wait_for_producers();
     allow_consumers();
     if (threadIdx.x == 0) hold[0] = 0.0f;
-    for (int r = r0; r < rows; r += gridDim.x * 8) {
-        const float* wr = w + static_cast<size_t>(r) * k;
-        float acc = 0.0f;
-#pragma unroll 8  // all 8 steps of a 1024-long row in flight: ~64 registers, like the pack's streamed GEMVs
-        for (int i = lane * 4; i < k; i += 128) {
-            const float4 a = *reinterpret_cast<const float4*>(wr + i), b = *reinterpret_cast<const float4*>(x + i);
-            acc = fmaf(a.x, b.x, fmaf(a.y, b.y, fmaf(a.z, b.z, fmaf(a.w, b.w, acc))));
-        }
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xFFFFFFFFu, acc, o);
-        if (lane == 0) y[r] = acc * 1e-2f + 0.5f;
-    }
+    // All 8 steps of a 1024-long row in flight: ~64 registers, like the pack's streamed GEMVs.
+    for (int r = r0; r < rows; r += gridDim.x * 8) warp_row_dot<true>(w + static_cast<size_t>(r) * k, x, k, lane, y + r);
 }
 
 // Releases the next kernel before waiting for its own producer (session 34's early release). One block of
