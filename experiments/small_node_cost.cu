@@ -30,9 +30,9 @@
 // small node; µs a link with ahead = 0, 2, 4, 8, 16 MB (of a link's 20 MB), with no node and the spread
 // norm. A large drop says the gaps between the step's GEMVs can be filled with the next weights.
 // Third table (session 36): the same small nodes after a pack-like gemv (a balanced grid of 3 blocks an
-// SM holding 72 KB of shared memory each, striding over the rows), where the next kernel's blocks fit
-// only as the gemv's leave, as in the pack's step; plus two empty nodes that release the next kernel
-// before they wait, one small enough to be resident beside the gemv's blocks and one not.
+// SM holding 72 KB of shared memory and 77 registers a thread, striding over the rows), where the next
+// kernel's blocks fit only as the gemv's leave, as in the pack's step; plus two empty nodes that release
+// the next kernel before they wait, one small enough to be resident beside the gemv's blocks and one not.
 //
 // Build (repository root, CUDA 12.4+):
 //   nvcc -O3 -std=c++20 -arch=sm_90 -fmad=false -DDENSE_CUDA_TARGET_CC=90 -Iplugins/cuda-common/src \
@@ -114,8 +114,9 @@ __global__ void __launch_bounds__(256) gemv_kernel(const float* w, const float* 
 }
 
 // The pack-like gemv (third table): a balanced grid of 3 blocks an SM that strides over the rows, each
-// block holding kFatSmem bytes of dynamic shared memory as the pack's ring kernels do, so the SMs are
-// full while it runs and the next kernel's blocks become resident only as its blocks leave.
+// block holding kFatSmem bytes of dynamic shared memory and 77 registers a thread (allocated as 80: the
+// pack's streamed GEMVs, 3 blocks of 256 threads at <= 80 registers, fill the register file the same
+// way), so the next kernel's blocks become resident only as its blocks leave.
 constexpr int kFatBlocksPerSm = 3;
 constexpr int kFatSmem = 72 * 1024;
 __global__ void __launch_bounds__(256, kFatBlocksPerSm) fat_gemv_kernel(const float* w, const float* x, float* y, int rows,
@@ -132,8 +133,9 @@ __global__ void __launch_bounds__(256, kFatBlocksPerSm) fat_gemv_kernel(const fl
 }
 
 // Releases the next kernel before waiting for its own producer (session 34's early release). One block of
-// 32 threads fits beside three fat-gemv blocks on an SM (their 77 registers leave ~6,500); one of 1,024
-// threads does not, so it becomes resident (and releases) only when a gemv block leaves.
+// 32 threads fits beside three fat-gemv blocks on an SM (3 x 256 threads x 80 registers leave 4,096 of
+// 65,536); one of 1,024 threads does not, so it becomes resident (and releases) only when a gemv block
+// leaves.
 __global__ void early_empty_kernel() {
     allow_consumers();
     wait_for_producers();
