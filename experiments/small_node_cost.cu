@@ -39,7 +39,7 @@
 //     experiments/small_node_cost.cu plugins/cuda-common/src/kernels/ops_norm.cu \
 //     plugins/cuda-common/src/kernels/ops_elementwise.cu plugins/cuda-common/src/kernels/quantize_act.cu \
 //     plugins/cuda-common/src/kernels/launch_chain.cu -o experiments/small_node_cost_bin
-// Run:   experiments/small_node_cost_bin      prints a markdown table (two rounds).
+// Run:   experiments/small_node_cost_bin      prints the three markdown tables (two rounds each).
 #include "kernels/act_common.cuh"
 #include "kernels/act_launchers.hpp"
 #include "kernels/act_step_math.cuh"
@@ -190,9 +190,13 @@ struct Buffers {
 };
 
 template <class Kernel, class... Args>
-void launch_pdl(Kernel k, dim3 grid, dim3 block, cudaStream_t st, Args... args) {
-    (void)launch_chained(k, grid, block, 0, st, args...);
+void launch_pdl_shared(Kernel k, dim3 grid, dim3 block, size_t shared, cudaStream_t st, Args... args) {
+    (void)launch_chained(k, grid, block, shared, st, args...);
     CHECK(cudaGetLastError());
+}
+template <class Kernel, class... Args>
+void launch_pdl(Kernel k, dim3 grid, dim3 block, cudaStream_t st, Args... args) {
+    launch_pdl_shared(k, grid, block, 0, st, args...);
 }
 
 void small_node(Node n, const Buffers& b, cudaStream_t st) {
@@ -238,22 +242,25 @@ void small_node(Node n, const Buffers& b, cudaStream_t st) {
     }
 }
 
-// µs a link, best of 7 replays after one warm-up.
-// wide: the gemv SwiGLU follows (2 x 17408 rows, K = 256), else the 5120-row one (K = 1024).
-double run_chain(const Buffers& b, Node n, bool prologue, bool wide, cudaStream_t st, long long ahead = 0,
-                 bool fat = false) {
+// The gemv of a link: the 5120-row one (K = 1024); the one SwiGLU follows (2 x 17408 rows, K = 256); or
+// the pack-like fat_gemv_kernel at the 5120-row shape.
+enum class Gemv { Hidden, Wide, Fat };
+
+// µs a link, best of 7 replays after one warm-up. prologue and ahead (tail prefetch bytes) are the thin
+// gemv's options; the fat one always has its prologue.
+double run_chain(const Buffers& b, Node n, Gemv gemv, bool prologue, cudaStream_t st, long long ahead = 0) {
+    const bool wide = gemv == Gemv::Wide;
     const int rows = wide ? 2 * kFfn : kHidden, k = wide ? 256 : 1024;
     cudaGraph_t g;
     CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
     for (int l = 0; l < kLinks; ++l) {
         const float* wl = b.w + static_cast<size_t>(l) * rows * k;
-        const char* next = reinterpret_cast<const char*>(b.w + static_cast<size_t>((l + 1) % kLinks) * rows * k);
-        const long long bytes = std::min<long long>(ahead, static_cast<long long>(rows) * k * 4);
-        if (fat) {
-            (void)launch_chained(fat_gemv_kernel, dim3(132 * kFatBlocksPerSm), dim3(256), kFatSmem, st, wl,
-                                 static_cast<const float*>(b.x), b.y, rows, k);
-            CHECK(cudaGetLastError());
+        if (gemv == Gemv::Fat) {
+            launch_pdl_shared(fat_gemv_kernel, 132 * kFatBlocksPerSm, 256, kFatSmem, st, wl, static_cast<const float*>(b.x),
+                              b.y, rows, k);
         } else {
+            const char* next = reinterpret_cast<const char*>(b.w + static_cast<size_t>((l + 1) % kLinks) * rows * k);
+            const long long bytes = std::min<long long>(ahead, static_cast<long long>(rows) * k * 4);
             launch_pdl(gemv_kernel, (rows + 7) / 8, 256, st, wl, static_cast<const float*>(b.x), b.y, rows, k, prologue,
                        next, bytes);
         }
@@ -313,13 +320,13 @@ int main() {
     std::printf("| round | prologue | node | µs a link | marginal µs |\n|---|---|---|---:|---:|\n");
     for (int round = 1; round <= 2; ++round)
         for (const bool prologue : {false, true}) {
-            const double none = run_chain(b, Node::None, prologue, false, st);
+            const double none = run_chain(b, Node::None, Gemv::Hidden, prologue, st);
             for (const Node n : nodes) {
-                const double t = n == Node::None ? none : run_chain(b, n, prologue, false, st);
+                const double t = n == Node::None ? none : run_chain(b, n, Gemv::Hidden, prologue, st);
                 std::printf("| %d | %s | %s | %.2f | %.2f |\n", round, prologue ? "on" : "off", name(n), t, t - none);
             }
-            const double wide_none = run_chain(b, Node::None, prologue, true, st);
-            const double swiglu = run_chain(b, Node::Swiglu, prologue, true, st);
+            const double wide_none = run_chain(b, Node::None, Gemv::Wide, prologue, st);
+            const double swiglu = run_chain(b, Node::Swiglu, Gemv::Wide, prologue, st);
             std::printf("| %d | %s | none (wide gemv) | %.2f | 0.00 |\n", round, prologue ? "on" : "off", wide_none);
             std::printf("| %d | %s | swiglu (wide gemv) | %.2f | %.2f |\n", round, prologue ? "on" : "off", swiglu,
                         swiglu - wide_none);
@@ -328,10 +335,10 @@ int main() {
     CHECK(cudaFuncSetAttribute(fat_gemv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kFatSmem));
     std::printf("\n| round | node (fat gemv) | µs a link | marginal µs |\n|---|---|---:|---:|\n");
     for (int round = 1; round <= 2; ++round) {
-        const double none = run_chain(b, Node::None, true, false, st, 0, true);
+        const double none = run_chain(b, Node::None, Gemv::Fat, true, st);
         for (const Node n : {Node::None, Node::Empty, Node::EarlySmall, Node::EarlyWide, Node::Quantize, Node::Norm1,
                              Node::Spread, Node::SpreadNoQ, Node::Gated}) {
-            const double t = n == Node::None ? none : run_chain(b, n, true, false, st, 0, true);
+            const double t = n == Node::None ? none : run_chain(b, n, Gemv::Fat, true, st);
             std::printf("| %d | %s | %.2f | %.2f |\n", round, name(n), t, t - none);
         }
     }
@@ -341,7 +348,7 @@ int main() {
     for (int round = 1; round <= 2; ++round)
         for (const Node n : {Node::None, Node::Spread})
             for (const int mb : {0, 2, 4, 8, 16}) {
-                const double t = run_chain(b, n, true, false, st, static_cast<long long>(mb) << 20);
+                const double t = run_chain(b, n, Gemv::Hidden, true, st, static_cast<long long>(mb) << 20);
                 std::printf("| %d | %s | %d | %.2f |\n", round, name(n), mb, t);
             }
     return 0;
