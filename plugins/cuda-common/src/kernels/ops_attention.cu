@@ -1,7 +1,10 @@
 // KV_STORE and ATTN_DECODE (spec 6.4). The launch plan (act_launchers.hpp, plan_attention and
 // attn_split) is shared with the host, which sizes the workspace from it.
 //
-// ATTN_DECODE, kernel 1 (attn_partition_kernel), grid (partitions, Hkv, head blocks), 256 threads:
+// ATTN_DECODE, kernel 1, grid (partitions, Hkv, head blocks), 256 threads. An F16 cache whose head
+// size is a multiple of 32 up to 256 (the 27B's) goes to the tensor-core kernel of
+// ops_attention_mma.cu (same grid, partitions, spread and partials; DENSE_CUDA_ATTN_MMA=0 turns it
+// off); everything else to attn_partition_kernel here:
 // the block owns one KV head g, up to 8 of its query heads, and one partition [start, end) of the
 // history. It keeps q and the output accumulators of its heads in shared memory and streams the
 // partition in tiles of 32 positions:
@@ -52,8 +55,8 @@
 // first moves its arguments to its token (for_token): the same blocks, reads and sums as T launches of
 // one token, so the same bits.
 #include "kernels/launch_chain.cuh"
-#include "kernels/act_common.cuh"
-#include "kernels/act_launchers.hpp"
+#include "kernels/attn_common.cuh"
+#include "kernels/env_switch.hpp"
 
 #include <cuda_fp16.h>
 
@@ -61,6 +64,8 @@
 
 namespace dense::cuda::act {
 namespace {
+
+using attn::cache_value;
 
 // ---- KV_STORE ------------------------------------------------------------------------------------
 
@@ -94,14 +99,6 @@ constexpr int kHB = kAttnMaxHeadsPerBlock;
 constexpr int kPerWarp = kAttnTile / kWarps;  // positions per warp per tile
 static_assert(kAttnTile % kWarps == 0, "every warp takes the same number of positions per tile");
 static_assert(kPerWarp * kHB == 32, "the reduce-scatter hands one (position, head) pair to each lane");
-
-// Cache element -> float (F16 exactly widened).
-__device__ __forceinline__ float cache_value(uint16_t h) {
-    return __half2float(__ushort_as_half(h));
-}
-__device__ __forceinline__ float cache_value(float f) {
-    return f;
-}
 
 // 16 bytes of cache row at p (16-byte aligned) as floats: 8 halves or 4 floats.
 __device__ __forceinline__ void load16(const uint16_t* p, float* out) {
@@ -168,35 +165,6 @@ __device__ __forceinline__ Shared carve(float* smem, int hb, int64_t d) {
     s.q = smem + attn_shared_header_floats(hb);
     s.o = s.q + hb * d;
     return s;
-}
-
-// Workspace layout for `partitions` partitions: o [P][hq][d], then m [P][hq], then l [P][hq].
-struct Partials {
-    float* o;
-    float* m;
-    float* l;
-};
-__device__ __forceinline__ Partials partials(const AttnArgs& a, int partitions) {
-    Partials w;
-    w.o = a.workspace;
-    w.m = w.o + static_cast<int64_t>(partitions) * a.hq * a.d;
-    w.l = w.m + static_cast<int64_t>(partitions) * a.hq;
-    return w;
-}
-
-// The arguments of token t: its q, gate, output rows, n_kv word and partials.
-__device__ __forceinline__ AttnArgs for_token(AttnArgs a, const AttnPlan& plan, int64_t t) {
-    if (t == 0) return a;
-    a.q += t * a.q_tstride;
-    if (a.gate != nullptr) a.gate += t * a.gate_tstride;
-    a.out += t * a.out_tstride;
-    a.n_kv += t;
-    if (a.workspace != nullptr) a.workspace += t * static_cast<int64_t>(plan.workspace_bytes / sizeof(float));
-    return a;
-}
-
-__device__ __forceinline__ bool n_kv_valid(int64_t n, int64_t n_ctx) {
-    return n >= 1 && n <= n_ctx;
 }
 
 // Scores of positions [t0, t0 + tile) against the block's heads, into s.p (-inf past `end`).
@@ -346,25 +314,6 @@ __device__ __forceinline__ void tile_pv(const AttnArgs& a, const Shared& s, cons
     }
 }
 
-// Asks L2 for the K and V rows (head g) of positions [t0, min(t0 + tile, end)): every 128-byte line
-// that starts inside a row, one per thread per round. Addresses stay inside the rows read anyway.
-template <class E>
-__device__ __forceinline__ void prefetch_tile_l2(const AttnArgs& a, const E* kc, const E* vc, int64_t g, int64_t t0,
-                                                 int64_t end) {
-    if (t0 >= end) return;
-    const int n_pos = static_cast<int>(end - t0 < kAttnTile ? end - t0 : kAttnTile);
-    const int64_t row_bytes = a.d * static_cast<int64_t>(sizeof(E));
-    const int lines = static_cast<int>((row_bytes + 127) / 128);  // per row
-    const int per_cache = n_pos * lines;
-    for (int i = static_cast<int>(threadIdx.x); i < 2 * per_cache; i += static_cast<int>(blockDim.x)) {
-        const bool is_v = i >= per_cache;
-        const int r = is_v ? i - per_cache : i;
-        const int pos = r / lines, line = r - pos * lines;
-        const char* row = reinterpret_cast<const char*>((is_v ? vc : kc) + ((t0 + pos) * a.hkv + g) * a.d);
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(row + 128 * static_cast<int64_t>(line)));
-    }
-}
-
 // Two resident blocks per SM (<= 128 registers): the kernel is latency-bound, and on an H200 a
 // variant that prefetched more into registers (174 of them, one block per SM) ran 1.8x slower.
 template <class E, bool kVec, int kAhead>
@@ -374,32 +323,21 @@ __global__ void __launch_bounds__(kAttnThreads, 2) attn_partition_kernel(AttnArg
 
     extern __shared__ __align__(16) float smem[];
     const int64_t token = blockIdx.z / plan.head_blocks;
-    const AttnArgs a = for_token(all, plan, token);
+    const AttnArgs a = attn::for_token(all, plan, token);
     const int64_t d = a.d;
     const int64_t g = blockIdx.y;
     const int64_t group = a.hq / a.hkv;
-    int64_t first = static_cast<int64_t>(blockIdx.z - token * plan.head_blocks) * plan.heads_per_block;
-    int nh = static_cast<int>(group - first < plan.heads_per_block ? group - first : plan.heads_per_block);
     const int64_t n = *a.n_kv;
-    if (!n_kv_valid(n, a.n_ctx)) {
-        if (blockIdx.x == 0)
-            for (int64_t i = threadIdx.x; i < nh * d; i += blockDim.x)
-                a.out[(g * group + first) * d + i] = __int_as_float(0x7FC00000);
+    if (!attn::n_kv_valid(n, a.n_ctx)) {
+        attn::fill_nan_rows(a, plan, token, group);
         return;
     }
     const AttnSplit split = attn_split(n, plan.partitions);
-    int64_t part = blockIdx.x;  // the block's partition of the history
-    if (all.tokens == 1 && plan.head_blocks == 1 && static_cast<int64_t>(split.used) * group <= plan.partitions) {
-        // Spread (see the top of this file): a short history leaves most of the grid idle, so block x
-        // takes query head x % group of partition x / group alone.
-        const int grp = static_cast<int>(group);  // <= 8 here: a 32-bit division
-        part = static_cast<int>(blockIdx.x) / grp;
-        first = static_cast<int>(blockIdx.x) - part * grp;
-        nh = 1;
-    }
-    if (part >= split.used) return;  // whole block: no barrier is skipped
-    const int64_t h0 = g * group + first;  // first query head of this block
-    const int64_t start = part * split.chunk;
+    const attn::BlockWork work = attn::block_work(all, plan, token, split, group);
+    if (work.part >= split.used) return;  // whole block: no barrier is skipped
+    const int nh = work.nh;
+    const int64_t h0 = g * group + work.first;  // first query head of this block
+    const int64_t start = work.part * split.chunk;
     const int64_t end = start + split.chunk < n ? start + split.chunk : n;
 
     const Shared s = carve(smem, plan.heads_per_block, d);
@@ -417,9 +355,9 @@ __global__ void __launch_bounds__(kAttnThreads, 2) attn_partition_kernel(AttnArg
     const E* kc = static_cast<const E*>(a.k_cache);
     const E* vc = static_cast<const E*>(a.v_cache);
 #pragma unroll
-    for (int j = 1; j < kAhead; ++j) prefetch_tile_l2<E>(a, kc, vc, g, start + j * kAttnTile, end);
+    for (int j = 1; j < kAhead; ++j) attn::prefetch_rows_l2<E>(a, kc, vc, g, start + j * kAttnTile, end, kAttnTile);
     for (int64_t t0 = start; t0 < end; t0 += kAttnTile) {
-        if constexpr (kAhead > 0) prefetch_tile_l2<E>(a, kc, vc, g, t0 + kAhead * kAttnTile, end);
+        if constexpr (kAhead > 0) attn::prefetch_rows_l2<E>(a, kc, vc, g, t0 + kAhead * kAttnTile, end, kAttnTile);
         tile_scores<E, kVec>(a, s, kc, g, nh, t0, end);
         __syncthreads();
         tile_softmax(s, nh);
@@ -428,23 +366,7 @@ __global__ void __launch_bounds__(kAttnThreads, 2) attn_partition_kernel(AttnArg
         tile_pv<E>(a, s, vc, g, nh, t0, tile_len);
         __syncthreads();
     }
-
-    if (split.used == 1) {  // single pass: the final output
-        for (int64_t i = threadIdx.x; i < nh * d; i += blockDim.x) {
-            const int64_t hh = i / d, e = i - hh * d;
-            float o = s.o[i] / s.l[hh];
-            if (a.gate != nullptr) o *= sigmoid_f(a.gate[(h0 + hh) * a.gate_stride + e]);
-            a.out[h0 * d + i] = o;
-        }
-        return;
-    }
-    const Partials w = partials(a, plan.partitions);
-    const int64_t row = part * a.hq + h0;  // (partition, first head)
-    for (int64_t i = threadIdx.x; i < nh * d; i += blockDim.x) w.o[row * d + i] = s.o[i];
-    if (threadIdx.x < static_cast<unsigned>(nh)) {
-        w.m[row + threadIdx.x] = s.m[threadIdx.x];
-        w.l[row + threadIdx.x] = s.l[threadIdx.x];
-    }
+    attn::write_block_result(a, plan, split, work.part, h0, nh, s.o, s.m, s.l);
 }
 
 constexpr int kMergeDims = 32;  // output dims per merge block: one per lane
@@ -455,7 +377,7 @@ constexpr int kMergeDims = 32;  // output dims per merge block: one per lane
 __global__ void __launch_bounds__(kAttnMaxPartitions) attn_merge_kernel(AttnArgs all, AttnPlan plan) {
     wait_for_producers();  // launch_chain.cuh: nothing an earlier kernel writes is touched before
     allow_consumers();
-    const AttnArgs a = for_token(all, plan, blockIdx.z);
+    const AttnArgs a = attn::for_token(all, plan, blockIdx.z);
 
     constexpr int kMergeWarps = kAttnMaxPartitions / 32;
     __shared__ double weight[kAttnMaxPartitions];
@@ -463,11 +385,11 @@ __global__ void __launch_bounds__(kAttnMaxPartitions) attn_merge_kernel(AttnArgs
     __shared__ float fscratch[33];
     __shared__ double dscratch[33];
     const int64_t n = *a.n_kv;
-    if (!n_kv_valid(n, a.n_ctx)) return;  // kernel 1 wrote NaN
+    if (!attn::n_kv_valid(n, a.n_ctx)) return;  // kernel 1 wrote NaN
     const AttnSplit split = attn_split(n, plan.partitions);
     if (split.used == 1) return;  // kernel 1 wrote dst
     const int64_t h = blockIdx.x;
-    const Partials w = partials(a, plan.partitions);
+    const attn::Partials w = attn::partials(a, plan.partitions);
     const int p = static_cast<int>(threadIdx.x);
     const bool mine = p < split.used;
     const float mp = mine ? w.m[static_cast<int64_t>(p) * a.hq + h] : -INFINITY;
@@ -525,13 +447,22 @@ void launch_partitions(const dim3& grid, const AttnArgs& a, const AttnPlan& plan
     }
 }
 
+// Whether F16 caches of a head size it takes go to the tensor-core kernel (ops_attention_mma.cu):
+// on unless DENSE_CUDA_ATTN_MMA=0 (read once; for A/B measurements).
+inline bool attn_mma_enabled() {
+    static const bool on = env_switch_on("DENSE_CUDA_ATTN_MMA");
+    return on;
+}
+
 template <class E>
 cudaError_t launch_attn_typed(const AttnArgs& a, const AttnPlan& plan, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>(plan.partitions), static_cast<unsigned>(a.hkv),
                     static_cast<unsigned>(plan.head_blocks * a.tokens));
     const bool vec = (a.d * static_cast<int64_t>(sizeof(E))) % 16 == 0 &&
                      reinterpret_cast<uintptr_t>(a.k_cache) % 16u == 0;
-    if (vec)
+    if (attn_mma_enabled() && attn::mma_kernel_applies(a, plan))
+        attn::launch_mma_partitions(grid, a, plan, attn_prefetch_tiles(), stream);
+    else if (vec)
         launch_partitions<E, true>(grid, a, plan, stream);
     else
         launch_partitions<E, false>(grid, a, plan, stream);
