@@ -33,13 +33,17 @@
 // SM holding 72 KB of shared memory and 77 registers a thread, striding over the rows), where the next
 // kernel's blocks fit only as the gemv's leave, as in the pack's step; plus two empty nodes that release
 // the next kernel before they wait, one small enough to be resident beside the gemv's blocks and one not.
+// Fourth table (session 37): the norm between two fat gemvs as a node (norm1, the spread launcher),
+// as norm1 releasing the next gemv before it waits, and folded into the next gemv (each block
+// normalizes the raw 5120-float input into its shared memory after its wait; no node at all).
 //
 // Build (repository root, CUDA 12.4+):
 //   nvcc -O3 -std=c++20 -arch=sm_90 -fmad=false -DDENSE_CUDA_TARGET_CC=90 -Iplugins/cuda-common/src \
 //     experiments/small_node_cost.cu plugins/cuda-common/src/kernels/ops_norm.cu \
 //     plugins/cuda-common/src/kernels/ops_elementwise.cu plugins/cuda-common/src/kernels/quantize_act.cu \
 //     plugins/cuda-common/src/kernels/launch_chain.cu -o experiments/small_node_cost_bin
-// Run:   experiments/small_node_cost_bin      prints the three markdown tables (two rounds each).
+// Run:   experiments/small_node_cost_bin      prints the four markdown tables (two rounds each);
+//        experiments/small_node_cost_bin fat  only the fat-gemv ones (third and fourth).
 #include "kernels/act_common.cuh"
 #include "kernels/act_launchers.hpp"
 #include "kernels/act_step_math.cuh"
@@ -53,6 +57,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -146,14 +151,17 @@ __global__ void empty_kernel() {
     allow_consumers();
 }
 
-// Session 34's RMS norm of one 5120 row: one block, thread t holds elements [8 t, 8 t + 8).
+// Session 34's RMS norm of one 5120 row: one block, thread t holds elements [8 t, 8 t + 8). kEarly
+// (fourth table): it releases the next kernel before it waits.
+template <bool kEarly>
 __global__ void norm_one_block_kernel(const float* x, const float* w, float* y, Q8_32Out q, int n) {
     __shared__ float scratch[33];
     const int64_t i0 = static_cast<int64_t>(threadIdx.x) * 8;
     float wv[8], v[8], o[8];
     act::load_octet(w, i0, n, true, wv);
+    if constexpr (kEarly) allow_consumers();
     wait_for_producers();
-    allow_consumers();
+    if constexpr (!kEarly) allow_consumers();
     act::load_octet(x, i0, n, true, v);
     const float ss = act::block_sum(act::octet_sum_of_squares(v), scratch);
     const float scale = act::rms_scale(ss, static_cast<float>(n), 1e-6f);
@@ -163,7 +171,32 @@ __global__ void norm_one_block_kernel(const float* x, const float* w, float* y, 
     quantize_q8_32_octets(o, i0 < n, i0 / 32, q);
 }
 
-enum class Node { None, Empty, Quantize, Norm1, Spread, SpreadNoQ, Gated, Swiglu, EarlySmall, EarlyWide };
+// The fat gemv with the RMS norm of its input folded in (fourth table): after its wait every block
+// reads the previous gemv's raw n-float output, forms the sum of squares, and keeps the normalized
+// vector in its shared memory, from which its rows' dot products read x. No node between the gemvs.
+__global__ void __launch_bounds__(256, kFatBlocksPerSm) fat_gemv_norm_kernel(const float* w, const float* xr,
+                                                                             const float* nw, float* y, int rows,
+                                                                             int k, int n) {
+    extern __shared__ float xs[];  // n floats (20 KB of the 72 KB the fat gemv holds anyway)
+    __shared__ float scratch[33];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int r0 = blockIdx.x * 8 + warp;
+    if (r0 < rows && lane < 8) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(w + static_cast<size_t>(r0) * k + 32 * lane));
+    wait_for_producers();
+    allow_consumers();
+    float ss = 0.0f;
+    for (int i = threadIdx.x * 4; i < n; i += 1024) {
+        const float4 v = *reinterpret_cast<const float4*>(xr + i);
+        ss += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+        *reinterpret_cast<float4*>(xs + i) = v;
+    }
+    const float scale = act::rms_scale(act::block_sum(ss, scratch), static_cast<float>(n), 1e-6f);
+    for (int i = threadIdx.x; i < n; i += 256) xs[i] *= scale * nw[i];
+    __syncthreads();
+    for (int r = r0; r < rows; r += gridDim.x * 8) warp_row_dot<true>(w + static_cast<size_t>(r) * k, xs, k, lane, y + r);
+}
+
+enum class Node { None, Empty, Quantize, Norm1, Spread, SpreadNoQ, Gated, Swiglu, EarlySmall, EarlyWide, EarlyNorm1 };
 const char* name(Node n) {
     switch (n) {
         case Node::None: return "none";
@@ -172,6 +205,7 @@ const char* name(Node n) {
         case Node::EarlyWide: return "early-release empty, 1 x 1024 threads";
         case Node::Quantize: return "quantize";
         case Node::Norm1: return "norm1";
+        case Node::EarlyNorm1: return "norm1, early release";
         case Node::Spread: return "spread";
         case Node::SpreadNoQ: return "spread-nq";
         case Node::Gated: return "gated";
@@ -184,6 +218,7 @@ struct Buffers {
     float* w;   // kLinks copies of the largest gemv's weights
     float* x;   // gemv input / norm output, kFfn * 2 floats
     float* y;   // gemv output
+    float* y2;  // the fused-norm chain's second output buffer
     float* nw;  // norm weight
     float* out;
     uint8_t* q;  // quantized copy (40 bytes a block of 32)
@@ -207,7 +242,11 @@ void small_node(Node n, const Buffers& b, cudaStream_t st) {
         case Node::EarlyWide: launch_pdl(early_empty_kernel, 1, 1024, st); return;
         case Node::Quantize: CHECK(launch_quantize_q8_32(b.y, b.q, kHidden, st)); return;
         case Node::Norm1:
-            launch_pdl(norm_one_block_kernel, 1, kHidden / 8, st, static_cast<const float*>(b.y),
+            launch_pdl(norm_one_block_kernel<false>, 1, kHidden / 8, st, static_cast<const float*>(b.y),
+                       static_cast<const float*>(b.nw), b.x, Q8_32Out{b.q, kHidden}, kHidden);
+            return;
+        case Node::EarlyNorm1:
+            launch_pdl(norm_one_block_kernel<true>, 1, kHidden / 8, st, static_cast<const float*>(b.y),
                        static_cast<const float*>(b.nw), b.x, Q8_32Out{b.q, kHidden}, kHidden);
             return;
         case Node::Spread:
@@ -244,7 +283,7 @@ void small_node(Node n, const Buffers& b, cudaStream_t st) {
 
 // The gemv of a link: the 5120-row one (K = 1024); the one SwiGLU follows (2 x 17408 rows, K = 256); or
 // the pack-like fat_gemv_kernel at the 5120-row shape.
-enum class Gemv { Hidden, Wide, Fat };
+enum class Gemv { Hidden, Wide, Fat, FatNorm };
 
 // µs a link, best of 7 replays after one warm-up. prologue and ahead (tail prefetch bytes) are the thin
 // gemv's options; the fat one always has its prologue.
@@ -255,7 +294,12 @@ double run_chain(const Buffers& b, Node n, Gemv gemv, bool prologue, cudaStream_
     CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
     for (int l = 0; l < kLinks; ++l) {
         const float* wl = b.w + static_cast<size_t>(l) * rows * k;
-        if (gemv == Gemv::Fat) {
+        if (gemv == Gemv::FatNorm) {  // reads the other y buffer: no block overwrites what another still reads
+            float* yl = l % 2 == 0 ? b.y : b.y2;
+            const float* xl = l % 2 == 0 ? b.y2 : b.y;
+            launch_pdl_shared(fat_gemv_norm_kernel, 132 * kFatBlocksPerSm, 256, kFatSmem, st, wl, xl,
+                              static_cast<const float*>(b.nw), yl, rows, k, kHidden);
+        } else if (gemv == Gemv::Fat) {
             launch_pdl_shared(fat_gemv_kernel, 132 * kFatBlocksPerSm, 256, kFatSmem, st, wl, static_cast<const float*>(b.x),
                               b.y, rows, k);
         } else {
@@ -291,7 +335,8 @@ double run_chain(const Buffers& b, Node n, Gemv gemv, bool prologue, cudaStream_
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    const bool fat_only = argc > 1 && std::string_view(argv[1]) == "fat";
     cudaStream_t st;
     CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     Buffers b{};
@@ -301,6 +346,7 @@ int main() {
     CHECK(cudaMalloc(&b.w, per_link * kLinks * sizeof(float)));
     CHECK(cudaMalloc(&b.x, 2 * kFfn * sizeof(float)));
     CHECK(cudaMalloc(&b.y, 2 * kFfn * sizeof(float)));
+    CHECK(cudaMalloc(&b.y2, 2 * kFfn * sizeof(float)));
     CHECK(cudaMalloc(&b.nw, kHidden * sizeof(float)));
     CHECK(cudaMalloc(&b.out, kFfn * sizeof(float)));
     CHECK(cudaMalloc(&b.q, kFfn / 32 * 40));
@@ -314,11 +360,12 @@ int main() {
         for (int i = 0; i < 2 * kFfn; ++i) v[static_cast<size_t>(i)] = std::sin(0.37f * static_cast<float>(i)) + 0.5f;
         CHECK(cudaMemcpy(b.x, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice));
         CHECK(cudaMemcpy(b.y, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice));
+        CHECK(cudaMemcpy(b.y2, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice));
         CHECK(cudaMemcpy(b.nw, v.data(), kHidden * sizeof(float), cudaMemcpyHostToDevice));
     }
     const Node nodes[] = {Node::None, Node::Empty, Node::Quantize, Node::Norm1, Node::Spread, Node::SpreadNoQ, Node::Gated};
-    std::printf("| round | prologue | node | µs a link | marginal µs |\n|---|---|---|---:|---:|\n");
-    for (int round = 1; round <= 2; ++round)
+    if (!fat_only) std::printf("| round | prologue | node | µs a link | marginal µs |\n|---|---|---|---:|---:|\n");
+    for (int round = 1; round <= (fat_only ? 0 : 2); ++round)
         for (const bool prologue : {false, true}) {
             const double none = run_chain(b, Node::None, Gemv::Hidden, prologue, st);
             for (const Node n : nodes) {
@@ -343,7 +390,23 @@ int main() {
         }
     }
 
+    // Fourth table (session 37): the norm between two fat gemvs as a node (norm1, spread), as a node that
+    // releases early, and folded into the next gemv (no node).
+    CHECK(cudaFuncSetAttribute(fat_gemv_norm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kFatSmem));
+    std::printf("\n| round | norm between fat gemvs | µs a link | marginal µs |\n|---|---|---:|---:|\n");
+    for (int round = 1; round <= 2; ++round) {
+        const double none = run_chain(b, Node::None, Gemv::Fat, true, st);
+        std::printf("| %d | none | %.2f | 0.00 |\n", round, none);
+        for (const Node n : {Node::Norm1, Node::EarlyNorm1, Node::Spread}) {
+            const double t = run_chain(b, n, Gemv::Fat, true, st);
+            std::printf("| %d | %s | %.2f | %.2f |\n", round, name(n), t, t - none);
+        }
+        const double fused = run_chain(b, Node::None, Gemv::FatNorm, true, st);
+        std::printf("| %d | folded into the gemv | %.2f | %.2f |\n", round, fused, fused - none);
+    }
+
     // Tail prefetch of the next link's weights (bytes ahead), prologue on, with no node and the spread norm.
+    if (fat_only) return 0;
     std::printf("\n| round | node | ahead MB | µs a link |\n|---|---|---:|---:|\n");
     for (int round = 1; round <= 2; ++round)
         for (const Node n : {Node::None, Node::Spread})

@@ -35,6 +35,11 @@
 //      32w + 4g + i, i = 0..3, so a lane's 8-byte load of a V row serves all four); the B fragments
 //      (two positions per register) are paired from two rows' loads with byte permutes. Rows past
 //      the tile's end are read as 0 (their p is 0, and 0 * garbage could be NaN).
+// Loads are issued a phase ahead: a tile's V rows before its scores, the next tile's K rows before this
+// tile's P.V (registers: 128 a thread, two blocks an SM).
+// Measured (H100, session 37, docs/perf-notes.md): the 27B's token at depth 32K +1.7 % against the fp32
+// kernel, +1.0 % more with the loads a phase ahead (-0.3 % at 8K); the prompt at depth 32K 649 -> 755
+// tok/s (before the loads moved ahead; against session 36's run).
 // Barriers: two per tile. The scores of tile i + 1 overwrite the score array only after every warp has
 // passed the softmax barrier of tile i, and the softmax of tile i + 1 rewrites p and the correction
 // only after every warp has passed the scores barrier of tile i + 1, i.e. finished its P.V of tile i.
@@ -145,26 +150,37 @@ __device__ __forceinline__ void build_q_fragments(const AttnArgs& a, MmaShared& 
     __syncthreads();
 }
 
-// Phase 1: the scores of positions [t0 + 8 warp, + 8) for the block's heads, into sm.s.
-__device__ __forceinline__ void tile_scores(const AttnArgs& a, MmaShared& sm, const uint16_t* kc, int64_t g_kv,
-                                            int nh, int64_t t0, int64_t end) {
+// A tile's K rows as this lane's B fragments for the scores: the row of position t0 + 8 warp + g (a
+// valid row in its place past the end: its scores are masked), 16 bytes per 32 dims.
+struct KRows {
+    uint4 c[kMaxD / 32];
+};
+__device__ __forceinline__ void load_k_rows(const AttnArgs& a, const uint16_t* kc, int64_t g_kv, int64_t t0,
+                                            int64_t end, KRows& k) {
     const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
     const int g = lane >> 2, t = lane & 3;
     const int chunks = static_cast<int>(a.d / 32);
-    const int64_t row_pos = t0 + 8 * warp + g;  // the K row this lane loads (B column g)
+    const int64_t row_pos = t0 + 8 * warp + g;
     const uint16_t* krow = kc + ((row_pos < end ? row_pos : t0) * a.hkv + g_kv) * a.d + 8 * t;
-    uint4 kv[kMaxD / 32];
 #pragma unroll
     for (int c = 0; c < kMaxD / 32; ++c)
-        if (c < chunks) kv[c] = __ldg(reinterpret_cast<const uint4*>(krow + 32 * c));
+        if (c < chunks) k.c[c] = __ldg(reinterpret_cast<const uint4*>(krow + 32 * c));
+}
+
+// Phase 1: the scores of positions [t0 + 8 warp, + 8) for the block's heads, into sm.s.
+__device__ __forceinline__ void tile_scores(const AttnArgs& a, MmaShared& sm, const KRows& k, int nh, int64_t t0,
+                                            int64_t end) {
+    const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
+    const int g = lane >> 2, t = lane & 3;
+    const int chunks = static_cast<int>(a.d / 32);
     float acc[4][4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
 #pragma unroll
     for (int c = 0; c < kMaxD / 32; ++c) {
         if (c < chunks) {
-            mma_f16(acc[(2 * c) & 3], sm.qf[2 * c][lane], kv[c].x, kv[c].y);
-            mma_f16(acc[(2 * c + 1) & 3], sm.qf[2 * c + 1][lane], kv[c].z, kv[c].w);
+            mma_f16(acc[(2 * c) & 3], sm.qf[2 * c][lane], k.c[c].x, k.c[c].y);
+            mma_f16(acc[(2 * c + 1) & 3], sm.qf[2 * c + 1][lane], k.c[c].z, k.c[c].w);
         }
     }
     if (g < nh) {
@@ -201,29 +217,32 @@ __device__ __forceinline__ void tile_softmax(MmaShared& sm, int nh) {
     }
 }
 
-// 8 bytes of V row (t0 + r), dims [dim0, dim0 + 4); 0 past the tile.
-__device__ __forceinline__ uint2 load_v4(const AttnArgs& a, const uint16_t* vc, int64_t g_kv, int64_t t0, int r,
-                                         int tile_len, int dim0) {
-    if (r >= tile_len) return make_uint2(0u, 0u);
-    return __ldg(reinterpret_cast<const uint2*>(vc + ((t0 + r) * a.hkv + g_kv) * a.d + dim0));
+// A tile's V values for this warp's P.V: dims 32 warp + 4g .. + 3 of rows 16 s + {2t, 2t + 1, 2t + 8,
+// 2t + 9} of each k-step s; 0 for rows past the tile (their p is 0, and 0 * garbage could be NaN).
+struct VRows {
+    uint2 r[4][4];
+};
+__device__ __forceinline__ void load_v_rows(const AttnArgs& a, const uint16_t* vc, int64_t g_kv, int64_t t0,
+                                            int tile_len, VRows& v) {
+    const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
+    const int g = lane >> 2, t = lane & 3;
+    const uint16_t* col = vc + (t0 * a.hkv + g_kv) * a.d + 32 * warp + 4 * g;
+    const int64_t row_step = a.hkv * a.d;
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            const int r = 16 * s + 2 * t + (q & 1) + 8 * (q >> 1);
+            v.r[s][q] = r < tile_len ? __ldg(reinterpret_cast<const uint2*>(col + r * row_step)) : make_uint2(0u, 0u);
+        }
+    }
 }
 
 // Phase 3: o = o * c + P.V of the tile for this warp's 32 dims. o[i][j] is head g's dim
 // 32 warp + 4 (2t + j) + i, times 2^15.
-__device__ __forceinline__ void tile_pv(const AttnArgs& a, const MmaShared& sm, const uint16_t* vc, int64_t g_kv,
-                                        int64_t t0, int tile_len, float (&o)[4][2]) {
-    const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
+__device__ __forceinline__ void tile_pv(const MmaShared& sm, const VRows& v, int tile_len, float (&o)[4][2]) {
+    const int lane = static_cast<int>(threadIdx.x & 31u);
     const int g = lane >> 2, t = lane & 3;
-    const int dim0 = 32 * warp + 4 * g;
-    uint2 v[4][4];  // [k-step][row 2t, 2t + 1, 2t + 8, 2t + 9 of it]
-#pragma unroll
-    for (int s = 0; s < 4; ++s) {
-        const int r = 16 * s + 2 * t;
-        v[s][0] = load_v4(a, vc, g_kv, t0, r, tile_len, dim0);
-        v[s][1] = load_v4(a, vc, g_kv, t0, r + 1, tile_len, dim0);
-        v[s][2] = load_v4(a, vc, g_kv, t0, r + 8, tile_len, dim0);
-        v[s][3] = load_v4(a, vc, g_kv, t0, r + 9, tile_len, dim0);
-    }
     float acc[4][4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
@@ -234,11 +253,11 @@ __device__ __forceinline__ void tile_pv(const AttnArgs& a, const MmaShared& sm, 
                                         sm.plo[g][8 * s + t + 4]);
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
-                // Column i of the n-tile: dim dim0 + i of rows (2t, 2t + 1) and (2t + 8, 2t + 9).
+                // Column i of the n-tile: dim 32 warp + 4g + i of rows (2t, 2t + 1) and (2t + 8, 2t + 9).
                 const uint32_t sel = (i & 1) != 0 ? 0x7632u : 0x5410u;
-                const uint32_t lo01 = (i < 2) ? v[s][0].x : v[s][0].y, hi01 = (i < 2) ? v[s][1].x : v[s][1].y;
-                const uint32_t lo89 = (i < 2) ? v[s][2].x : v[s][2].y, hi89 = (i < 2) ? v[s][3].x : v[s][3].y;
-                mma_f16(acc[i], pa, __byte_perm(lo01, hi01, sel), __byte_perm(lo89, hi89, sel));
+                const uint32_t r0 = (i < 2) ? v.r[s][0].x : v.r[s][0].y, r1 = (i < 2) ? v.r[s][1].x : v.r[s][1].y;
+                const uint32_t r8 = (i < 2) ? v.r[s][2].x : v.r[s][2].y, r9 = (i < 2) ? v.r[s][3].x : v.r[s][3].y;
+                mma_f16(acc[i], pa, __byte_perm(r0, r1, sel), __byte_perm(r8, r9, sel));
             }
         }
     }
@@ -280,13 +299,22 @@ __global__ void __launch_bounds__(kAttnThreads, 2) attn_mma_partition_kernel(Att
     float o[4][2] = {{0.0f, 0.0f}, {0.0f, 0.0f}, {0.0f, 0.0f}, {0.0f, 0.0f}};
 #pragma unroll
     for (int j = 1; j < kAhead; ++j) prefetch_rows_l2(a, kc, vc, g_kv, start + j * kTile, end, kTile);
+    // Each load is issued a phase before its use: a tile's V rows before its scores, the next tile's
+    // K rows before this tile's P.V (session 37: +1.0 % tg at depth 32K against loading each just
+    // before its phase, -0.3 % at 8K, where a partition holds two tiles).
+    KRows k;
+    load_k_rows(a, kc, g_kv, start, end, k);
     for (int64_t t0 = start; t0 < end; t0 += kTile) {
         if constexpr (kAhead > 0) prefetch_rows_l2(a, kc, vc, g_kv, t0 + kAhead * kTile, end, kTile);
-        tile_scores(a, sm, kc, g_kv, nh, t0, end);
+        const int tile_len = static_cast<int>(end - t0 < kTile ? end - t0 : kTile);
+        VRows v;
+        if (pv_warp) load_v_rows(a, vc, g_kv, t0, tile_len, v);
+        tile_scores(a, sm, k, nh, t0, end);
         __syncthreads();
         tile_softmax(sm, nh);
         __syncthreads();
-        if (pv_warp) tile_pv(a, sm, vc, g_kv, t0, static_cast<int>(end - t0 < kTile ? end - t0 : kTile), o);
+        if (t0 + kTile < end) load_k_rows(a, kc, g_kv, t0 + kTile, end, k);
+        if (pv_warp) tile_pv(sm, v, tile_len, o);
     }
     // The q staging in sm.o was last read before the first tile; the last softmax (m, l) is behind
     // its barrier. The output goes through shared memory to share write_block_result with the fp32
