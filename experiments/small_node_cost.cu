@@ -35,7 +35,9 @@
 // the next kernel before they wait, one small enough to be resident beside the gemv's blocks and one not.
 // Fourth table (session 37): the norm between two fat gemvs as a node (norm1, the spread launcher),
 // as norm1 releasing the next gemv before it waits, and folded into the next gemv (each block
-// normalizes the raw 5120-float input into its shared memory after its wait; no node at all).
+// normalizes the raw 5120-float input into its shared memory after its wait; no node at all); then
+// (prepared, not yet run) the fat gemv and the folded one with each warp's first row of weights loaded
+// into registers before the wait, so the first DRAM round trip overlaps the norm's pass.
 //
 // Build (repository root, CUDA 12.4+):
 //   nvcc -O3 -std=c++20 -arch=sm_90 -fmad=false -DDENSE_CUDA_TARGET_CC=90 -Iplugins/cuda-common/src \
@@ -124,17 +126,66 @@ __global__ void __launch_bounds__(256) gemv_kernel(const float* w, const float* 
 // way), so the next kernel's blocks become resident only as its blocks leave.
 constexpr int kFatBlocksPerSm = 3;
 constexpr int kFatSmem = 72 * 1024;
+
+// kPreload (session 37's last question): a warp loads its first row's 1,024 weights into registers
+// BEFORE griddepcontrol.wait (weights are immutable, so that is within the chain's contract), so its
+// first DRAM round trip overlaps whatever the kernel does between the wait and the first dot product.
+constexpr int kPreloadK = 1024;  // the fat gemv's K: 8 float4 a lane
+struct RowRegs {
+    float4 w[kPreloadK / 128];
+};
+__device__ __forceinline__ void load_row_regs(const float* wr, int lane, RowRegs& r) {
+#pragma unroll
+    for (int s = 0; s < kPreloadK / 128; ++s) r.w[s] = *reinterpret_cast<const float4*>(wr + 128 * s + 4 * lane);
+}
+__device__ __forceinline__ void dot_row_regs(const RowRegs& r, const float* x, int lane, float* yr) {
+    float acc = 0.0f;
+#pragma unroll
+    for (int s = 0; s < kPreloadK / 128; ++s) {
+        const float4 a = r.w[s], b = *reinterpret_cast<const float4*>(x + 128 * s + 4 * lane);
+        acc = fmaf(a.x, b.x, fmaf(a.y, b.y, fmaf(a.z, b.z, fmaf(a.w, b.w, acc))));
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xFFFFFFFFu, acc, o);
+    if (lane == 0) *yr = acc * 1e-2f + 0.5f;
+}
+
+// Before the wait: the first row's L2 prefetch (1 KB), or with kPreload the whole row into registers.
+template <bool kPreload>
+__device__ __forceinline__ void fat_gemv_prologue(const float* w, int r0, int rows, int k, int lane, RowRegs& first) {
+    if (r0 >= rows) return;
+    if constexpr (kPreload) {
+        load_row_regs(w + static_cast<size_t>(r0) * k, lane, first);
+    } else {
+        if (lane < 8) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(w + static_cast<size_t>(r0) * k + 32 * lane));
+    }
+}
+
+// The rows of a warp: r0, r0 + 8 x grid, ...; the first from registers with kPreload.
+template <bool kPreload>
+__device__ __forceinline__ void fat_gemv_rows(const float* w, const float* x, float* y, int r0, int rows, int k, int lane,
+                                              const RowRegs& first) {
+    int r = r0;
+    if constexpr (kPreload) {
+        if (r < rows) dot_row_regs(first, x, lane, y + r);
+        r += gridDim.x * 8;
+    }
+    // All 8 steps of a 1024-long row in flight: ~64 registers, like the pack's streamed GEMVs.
+    for (; r < rows; r += gridDim.x * 8) warp_row_dot<true>(w + static_cast<size_t>(r) * k, x, k, lane, y + r);
+}
+
+template <bool kPreload>
 __global__ void __launch_bounds__(256, kFatBlocksPerSm) fat_gemv_kernel(const float* w, const float* x, float* y, int rows,
                                                                         int k) {
     extern __shared__ float hold[];  // occupancy only
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int r0 = blockIdx.x * 8 + warp;
-    if (r0 < rows && lane < 8) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(w + static_cast<size_t>(r0) * k + 32 * lane));
+    RowRegs first;
+    fat_gemv_prologue<kPreload>(w, r0, rows, k, lane, first);
     wait_for_producers();
     allow_consumers();
     if (threadIdx.x == 0) hold[0] = 0.0f;
-    // All 8 steps of a 1024-long row in flight: ~64 registers, like the pack's streamed GEMVs.
-    for (int r = r0; r < rows; r += gridDim.x * 8) warp_row_dot<true>(w + static_cast<size_t>(r) * k, x, k, lane, y + r);
+    fat_gemv_rows<kPreload>(w, x, y, r0, rows, k, lane, first);
 }
 
 // Releases the next kernel before waiting for its own producer (session 34's early release). One block of
@@ -174,6 +225,7 @@ __global__ void norm_one_block_kernel(const float* x, const float* w, float* y, 
 // The fat gemv with the RMS norm of its input folded in (fourth table): after its wait every block
 // reads the previous gemv's raw n-float output, forms the sum of squares, and keeps the normalized
 // vector in its shared memory, from which its rows' dot products read x. No node between the gemvs.
+template <bool kPreload>
 __global__ void __launch_bounds__(256, kFatBlocksPerSm) fat_gemv_norm_kernel(const float* w, const float* xr,
                                                                              const float* nw, float* y, int rows,
                                                                              int k, int n) {
@@ -181,7 +233,8 @@ __global__ void __launch_bounds__(256, kFatBlocksPerSm) fat_gemv_norm_kernel(con
     __shared__ float scratch[33];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int r0 = blockIdx.x * 8 + warp;
-    if (r0 < rows && lane < 8) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(w + static_cast<size_t>(r0) * k + 32 * lane));
+    RowRegs first;
+    fat_gemv_prologue<kPreload>(w, r0, rows, k, lane, first);
     wait_for_producers();
     allow_consumers();
     float ss = 0.0f;
@@ -193,7 +246,7 @@ __global__ void __launch_bounds__(256, kFatBlocksPerSm) fat_gemv_norm_kernel(con
     const float scale = act::rms_scale(act::block_sum(ss, scratch), static_cast<float>(n), 1e-6f);
     for (int i = threadIdx.x; i < n; i += 256) xs[i] *= scale * nw[i];
     __syncthreads();
-    for (int r = r0; r < rows; r += gridDim.x * 8) warp_row_dot<true>(w + static_cast<size_t>(r) * k, xs, k, lane, y + r);
+    fat_gemv_rows<kPreload>(w, xs, y, r0, rows, k, lane, first);
 }
 
 enum class Node { None, Empty, Quantize, Norm1, Spread, SpreadNoQ, Gated, Swiglu, EarlySmall, EarlyWide, EarlyNorm1 };
@@ -283,7 +336,7 @@ void small_node(Node n, const Buffers& b, cudaStream_t st) {
 
 // The gemv of a link: the 5120-row one (K = 1024); the one SwiGLU follows (2 x 17408 rows, K = 256); or
 // the pack-like fat_gemv_kernel at the 5120-row shape.
-enum class Gemv { Hidden, Wide, Fat, FatNorm };
+enum class Gemv { Hidden, Wide, Fat, FatNorm, FatPreload, FatNormPreload };
 
 // µs a link, best of 7 replays after one warm-up. prologue and ahead (tail prefetch bytes) are the thin
 // gemv's options; the fat one always has its prologue.
@@ -294,14 +347,16 @@ double run_chain(const Buffers& b, Node n, Gemv gemv, bool prologue, cudaStream_
     CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
     for (int l = 0; l < kLinks; ++l) {
         const float* wl = b.w + static_cast<size_t>(l) * rows * k;
-        if (gemv == Gemv::FatNorm) {  // reads the other y buffer: no block overwrites what another still reads
-            float* yl = l % 2 == 0 ? b.y : b.y2;
+        if (gemv == Gemv::FatNorm || gemv == Gemv::FatNormPreload) {  // reads the other y buffer: no block
+            float* yl = l % 2 == 0 ? b.y : b.y2;                          // overwrites what another still reads
             const float* xl = l % 2 == 0 ? b.y2 : b.y;
-            launch_pdl_shared(fat_gemv_norm_kernel, 132 * kFatBlocksPerSm, 256, kFatSmem, st, wl, xl,
-                              static_cast<const float*>(b.nw), yl, rows, k, kHidden);
-        } else if (gemv == Gemv::Fat) {
-            launch_pdl_shared(fat_gemv_kernel, 132 * kFatBlocksPerSm, 256, kFatSmem, st, wl, static_cast<const float*>(b.x),
-                              b.y, rows, k);
+            const auto kernel = gemv == Gemv::FatNorm ? fat_gemv_norm_kernel<false> : fat_gemv_norm_kernel<true>;
+            launch_pdl_shared(kernel, 132 * kFatBlocksPerSm, 256, kFatSmem, st, wl, xl, static_cast<const float*>(b.nw),
+                              yl, rows, k, kHidden);
+        } else if (gemv == Gemv::Fat || gemv == Gemv::FatPreload) {
+            const auto kernel = gemv == Gemv::Fat ? fat_gemv_kernel<false> : fat_gemv_kernel<true>;
+            launch_pdl_shared(kernel, 132 * kFatBlocksPerSm, 256, kFatSmem, st, wl, static_cast<const float*>(b.x), b.y,
+                              rows, k);
         } else {
             const char* next = reinterpret_cast<const char*>(b.w + static_cast<size_t>((l + 1) % kLinks) * rows * k);
             const long long bytes = std::min<long long>(ahead, static_cast<long long>(rows) * k * 4);
@@ -379,7 +434,8 @@ int main(int argc, char** argv) {
                         swiglu - wide_none);
         }
     // The pack-like gemv: 3 blocks an SM with 72 KB of shared memory each, striding over the rows.
-    CHECK(cudaFuncSetAttribute(fat_gemv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kFatSmem));
+    for (const auto kernel : {fat_gemv_kernel<false>, fat_gemv_kernel<true>})
+        CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kFatSmem));
     std::printf("\n| round | node (fat gemv) | µs a link | marginal µs |\n|---|---|---:|---:|\n");
     for (int round = 1; round <= 2; ++round) {
         const double none = run_chain(b, Node::None, Gemv::Fat, true, st);
@@ -392,7 +448,8 @@ int main(int argc, char** argv) {
 
     // Fourth table (session 37): the norm between two fat gemvs as a node (norm1, spread), as a node that
     // releases early, and folded into the next gemv (no node).
-    CHECK(cudaFuncSetAttribute(fat_gemv_norm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kFatSmem));
+    for (const auto kernel : {fat_gemv_norm_kernel<false>, fat_gemv_norm_kernel<true>})
+        CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kFatSmem));
     std::printf("\n| round | norm between fat gemvs | µs a link | marginal µs |\n|---|---|---:|---:|\n");
     for (int round = 1; round <= 2; ++round) {
         const double none = run_chain(b, Node::None, Gemv::Fat, true, st);
@@ -403,6 +460,13 @@ int main(int argc, char** argv) {
         }
         const double fused = run_chain(b, Node::None, Gemv::FatNorm, true, st);
         std::printf("| %d | folded into the gemv | %.2f | %.2f |\n", round, fused, fused - none);
+        // Fifth and sixth rows (session 37, not yet run): the first row's weights in registers before the
+        // wait, without a norm (its own baseline) and with the norm folded in.
+        const double pre = run_chain(b, Node::None, Gemv::FatPreload, true, st);
+        std::printf("| %d | none, first row in registers before the wait | %.2f | %.2f |\n", round, pre, pre - none);
+        const double pre_fused = run_chain(b, Node::None, Gemv::FatNormPreload, true, st);
+        std::printf("| %d | folded, first row in registers before the wait | %.2f | %.2f (%.2f over its baseline) |\n",
+                    round, pre_fused, pre_fused - none, pre_fused - pre);
     }
 
     // Tail prefetch of the next link's weights (bytes ahead), prologue on, with no node and the spread norm.
