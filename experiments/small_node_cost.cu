@@ -161,6 +161,16 @@ __device__ __forceinline__ void fat_gemv_prologue(const float* w, int r0, int ro
     }
 }
 
+// A warp's start: its first row r0 (returned), that row's prologue, then the chain's wait and release.
+template <bool kPreload>
+__device__ __forceinline__ int fat_gemv_start(const float* w, int rows, int k, RowRegs& first) {
+    const int r0 = blockIdx.x * 8 + static_cast<int>(threadIdx.x >> 5);
+    fat_gemv_prologue<kPreload>(w, r0, rows, k, threadIdx.x & 31, first);
+    wait_for_producers();
+    allow_consumers();
+    return r0;
+}
+
 // The rows of a warp: r0, r0 + 8 x grid, ...; the first from registers with kPreload.
 template <bool kPreload>
 __device__ __forceinline__ void fat_gemv_rows(const float* w, const float* x, float* y, int r0, int rows, int k, int lane,
@@ -178,14 +188,10 @@ template <bool kPreload>
 __global__ void __launch_bounds__(256, kFatBlocksPerSm) fat_gemv_kernel(const float* w, const float* x, float* y, int rows,
                                                                         int k) {
     extern __shared__ float hold[];  // occupancy only
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int r0 = blockIdx.x * 8 + warp;
     RowRegs first;
-    fat_gemv_prologue<kPreload>(w, r0, rows, k, lane, first);
-    wait_for_producers();
-    allow_consumers();
+    const int r0 = fat_gemv_start<kPreload>(w, rows, k, first);
     if (threadIdx.x == 0) hold[0] = 0.0f;
-    fat_gemv_rows<kPreload>(w, x, y, r0, rows, k, lane, first);
+    fat_gemv_rows<kPreload>(w, x, y, r0, rows, k, threadIdx.x & 31, first);
 }
 
 // Releases the next kernel before waiting for its own producer (session 34's early release). One block of
@@ -231,12 +237,8 @@ __global__ void __launch_bounds__(256, kFatBlocksPerSm) fat_gemv_norm_kernel(con
                                                                              int k, int n) {
     extern __shared__ float xs[];  // n floats (20 KB of the 72 KB the fat gemv holds anyway)
     __shared__ float scratch[33];
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int r0 = blockIdx.x * 8 + warp;
     RowRegs first;
-    fat_gemv_prologue<kPreload>(w, r0, rows, k, lane, first);
-    wait_for_producers();
-    allow_consumers();
+    const int r0 = fat_gemv_start<kPreload>(w, rows, k, first);
     float ss = 0.0f;
     for (int i = threadIdx.x * 4; i < n; i += 1024) {
         const float4 v = *reinterpret_cast<const float4*>(xr + i);
@@ -246,7 +248,7 @@ __global__ void __launch_bounds__(256, kFatBlocksPerSm) fat_gemv_norm_kernel(con
     const float scale = act::rms_scale(act::block_sum(ss, scratch), static_cast<float>(n), 1e-6f);
     for (int i = threadIdx.x; i < n; i += 256) xs[i] *= scale * nw[i];
     __syncthreads();
-    fat_gemv_rows<kPreload>(w, xs, y, r0, rows, k, lane, first);
+    fat_gemv_rows<kPreload>(w, xs, y, r0, rows, k, threadIdx.x & 31, first);
 }
 
 enum class Node { None, Empty, Quantize, Norm1, Spread, SpreadNoQ, Gated, Swiglu, EarlySmall, EarlyWide, EarlyNorm1 };
