@@ -184,9 +184,10 @@ TEST(CudaAttnDecode, OddShapes) {
 // (ops_attention_mma.cu) unless DENSE_CUDA_ATTN_MMA=0; the rest to the fp32 one. These cases reach
 // its edges: the smallest head (one 32-dim slice, one warp doing P.V), a head of three slices, 8
 // query heads filling all the A operand's rows (16 heads per KV head: two head blocks), histories
-// that end inside a 64-position tile and partitions that hold an odd number of 32-position tiles,
-// the spread (one head per block) and grouped blocks, very peaky and near-flat softmax, and queries
-// of very different sizes (q's power-of-two scaling). The d = 40 case keeps the fp32 kernel's
+// that end inside a 64-position tile and partitions that hold an odd number of 32-position tiles
+// (n_kv 8999 at n_ctx 9000: five), the spread (one head per block) and grouped blocks, very peaky and
+// near-flat softmax, and queries from 6 down to 1e-3 in size (q's power-of-two scaling). The d = 40
+// case keeps the fp32 kernel's
 // 16-byte F16 path under test (40 is not a multiple of 32).
 TEST(CudaAttnDecode, TensorCoreKernelEdges) {
     DENSE_REQUIRE_GPU(gpu);
