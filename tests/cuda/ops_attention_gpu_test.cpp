@@ -222,29 +222,33 @@ TEST(CudaAttnDecode, LongContextUsesLongerPartitions) {
 }
 
 // cpu-ref refuses n_kv outside [1, n_ctx]; the GPU only sees the value in the kernel, which fills dst
-// with NaN (and touches nothing else).
+// with NaN (and touches nothing else). Head size 16 runs the fp32 kernel, 64 the tensor-core one.
 TEST(CudaAttnDecode, OutOfRangeNkvGivesNan) {
     DENSE_REQUIRE_GPU(gpu);
     std::mt19937_64 rng(1009);
-    for (const int64_t n_ctx : {int64_t{100}, int64_t{5000}}) {
-        const int64_t d = 16, hq = 4, hkv = 2;
-        const HostCache kc = random_cache(DENSE_TYPE_F16, d * hkv * n_ctx, rng);
-        DeviceBuffer dkc = gpu.alloc(kc.bytes.size()), dvc = gpu.alloc(kc.bytes.size());
-        gpu.upload(dkc.get(), kc.bytes.data(), kc.bytes.size());
-        gpu.upload(dvc.get(), kc.bytes.data(), kc.bytes.size());
-        const auto kview = cuda_view(dkc.get(), DENSE_TYPE_F16, 1, 2, {d, hkv, n_ctx});
-        const auto vview = cuda_view(dvc.get(), DENSE_TYPE_F16, 1, 2, {d, hkv, n_ctx});
-        const auto q = uniform(static_cast<std::size_t>(d * hq), rng);
-        DevMatrix dq = upload_matrix(gpu, &q, d, hq);
-        auto p = make_params<dense_attn_params>();
-        p.scale = 0.25f;
-        for (const int32_t n_kv : {0, -5, static_cast<int32_t>(n_ctx + 1), std::numeric_limits<int32_t>::max()}) {
-            DevScalar dn = upload_i32(gpu, n_kv);
-            DevMatrix out = upload_matrix(gpu, nullptr, d, hq);
-            const std::string label = "n_ctx " + std::to_string(n_ctx) + " n_kv " + std::to_string(n_kv);
-            run_op(gpu, DENSE_OP_ATTN_DECODE, {dq.view, kview, vview, dn.view}, {out.view}, &p, label);
-            if (HasFatalFailure()) return;
-            for (float v : download_matrix(gpu, out)) ASSERT_TRUE(std::isnan(v)) << label;
+    for (const int64_t d : {int64_t{16}, int64_t{64}}) {
+        for (const int64_t n_ctx : {int64_t{100}, int64_t{5000}}) {
+            const int64_t hq = 4, hkv = 2;
+            const HostCache kc = random_cache(DENSE_TYPE_F16, d * hkv * n_ctx, rng);
+            DeviceBuffer dkc = gpu.alloc(kc.bytes.size()), dvc = gpu.alloc(kc.bytes.size());
+            gpu.upload(dkc.get(), kc.bytes.data(), kc.bytes.size());
+            gpu.upload(dvc.get(), kc.bytes.data(), kc.bytes.size());
+            const auto kview = cuda_view(dkc.get(), DENSE_TYPE_F16, 1, 2, {d, hkv, n_ctx});
+            const auto vview = cuda_view(dvc.get(), DENSE_TYPE_F16, 1, 2, {d, hkv, n_ctx});
+            const auto q = uniform(static_cast<std::size_t>(d * hq), rng);
+            DevMatrix dq = upload_matrix(gpu, &q, d, hq);
+            auto p = make_params<dense_attn_params>();
+            p.scale = 0.25f;
+            for (const int32_t n_kv :
+                 {0, -5, static_cast<int32_t>(n_ctx + 1), std::numeric_limits<int32_t>::max()}) {
+                DevScalar dn = upload_i32(gpu, n_kv);
+                DevMatrix out = upload_matrix(gpu, nullptr, d, hq);
+                const std::string label =
+                    "d " + std::to_string(d) + " n_ctx " + std::to_string(n_ctx) + " n_kv " + std::to_string(n_kv);
+                run_op(gpu, DENSE_OP_ATTN_DECODE, {dq.view, kview, vview, dn.view}, {out.view}, &p, label);
+                if (HasFatalFailure()) return;
+                for (float v : download_matrix(gpu, out)) ASSERT_TRUE(std::isnan(v)) << label;
+            }
         }
     }
 }
