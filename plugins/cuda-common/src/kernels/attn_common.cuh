@@ -9,6 +9,8 @@
 
 #include <cuda_fp16.h>
 
+#include <type_traits>
+
 namespace dense::cuda::act::attn {
 
 // Cache element -> float (F16 exactly widened).
@@ -84,6 +86,23 @@ __device__ __forceinline__ void fill_nan_rows(const AttnArgs& a, const AttnPlan&
     if (blockIdx.x != 0) return;
     for (int64_t i = threadIdx.x; i < w.nh * a.d; i += blockDim.x)
         a.out[(static_cast<int64_t>(blockIdx.y) * group + w.first) * a.d + i] = __int_as_float(0x7FC00000);
+}
+
+// Calls launch(std::integral_constant<int, k>{}) for the L2 prefetch distance k in tiles: 0, 1 or 2
+// (anything else: 1), so each partition kernel is instantiated for the three distances once.
+template <class Launch>
+void with_prefetch_tiles(int tiles, Launch&& launch) {
+    switch (tiles) {
+        case 0:
+            launch(std::integral_constant<int, 0>{});
+            break;
+        case 2:
+            launch(std::integral_constant<int, 2>{});
+            break;
+        default:
+            launch(std::integral_constant<int, 1>{});
+            break;
+    }
 }
 
 // Asks L2 for the K and V rows (head g) of positions [t0, min(t0 + positions, end)): every 128-byte

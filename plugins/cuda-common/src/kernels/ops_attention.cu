@@ -434,17 +434,10 @@ inline int attn_prefetch_tiles() {
 
 template <class E, bool kVec>
 void launch_partitions(const dim3& grid, const AttnArgs& a, const AttnPlan& plan, cudaStream_t stream) {
-    switch (attn_prefetch_tiles()) {
-        case 0:
-            (void)launch_chained(attn_partition_kernel<E, kVec, 0>, grid, kAttnThreads, plan.shared_bytes, stream, a, plan);
-            break;
-        case 2:
-            (void)launch_chained(attn_partition_kernel<E, kVec, 2>, grid, kAttnThreads, plan.shared_bytes, stream, a, plan);
-            break;
-        default:
-            (void)launch_chained(attn_partition_kernel<E, kVec, 1>, grid, kAttnThreads, plan.shared_bytes, stream, a, plan);
-            break;
-    }
+    attn::with_prefetch_tiles(attn_prefetch_tiles(), [&](auto ahead) {
+        (void)launch_chained(attn_partition_kernel<E, kVec, decltype(ahead)::value>, grid, kAttnThreads,
+                             plan.shared_bytes, stream, a, plan);
+    });
 }
 
 // Whether F16 caches of a head size it takes go to the tensor-core kernel (ops_attention_mma.cu):

@@ -339,17 +339,9 @@ bool mma_kernel_applies(const AttnArgs& a, const AttnPlan& plan) {
 
 void launch_mma_partitions(const dim3& grid, const AttnArgs& a, const AttnPlan& plan, int prefetch_tiles,
                            cudaStream_t stream) {
-    switch (prefetch_tiles) {
-        case 0:
-            (void)launch_chained(attn_mma_partition_kernel<0>, grid, kAttnThreads, 0, stream, a, plan);
-            break;
-        case 2:
-            (void)launch_chained(attn_mma_partition_kernel<2>, grid, kAttnThreads, 0, stream, a, plan);
-            break;
-        default:
-            (void)launch_chained(attn_mma_partition_kernel<1>, grid, kAttnThreads, 0, stream, a, plan);
-            break;
-    }
+    with_prefetch_tiles(prefetch_tiles, [&](auto ahead) {
+        (void)launch_chained(attn_mma_partition_kernel<decltype(ahead)::value>, grid, kAttnThreads, 0, stream, a, plan);
+    });
 }
 
 }  // namespace dense::cuda::act::attn
