@@ -36,10 +36,7 @@
 //      (two positions per register) are paired from two rows' loads with byte permutes. Rows past
 //      the tile's end are read as 0 (their p is 0, and 0 * garbage could be NaN).
 // Loads are issued a phase ahead: a tile's V rows before its scores, the next tile's K rows before this
-// tile's P.V (registers: 128 a thread, two blocks an SM). Their addresses are a carried pointer per
-// tile plus 32-bit lane offsets (CacheWalk), and d / 32 is a constant for d = 128 and 256: at d = 256
-// the tile loop is 519 sm_90 instructions a warp, 930 when each row's address was a 64-bit
-// (position * hkv + g) * d and the chunk count a run-time value (session 38).
+// tile's P.V (registers: 128 a thread, two blocks an SM).
 // Measured (H100, session 37, docs/perf-notes.md): the 27B's token at depth 32K +1.7 % against the fp32
 // kernel, +1.0 % more with the loads a phase ahead (-0.3 % at 8K); the prompt at depth 32K 649 -> 755
 // tok/s (before the loads moved ahead; against session 36's run).
@@ -153,78 +150,29 @@ __device__ __forceinline__ void build_q_fragments(const AttnArgs& a, MmaShared& 
     __syncthreads();
 }
 
-// Where this lane's loads of a tile start, fixed for the whole block: the cache rows of KV head g_kv are
-// row_bytes apart (hkv * d halves; < 2^25 by mma_kernel_applies, so 64 of them fit 32 bits). A tile's
-// K row is the lane's own constant offset from the tile's first row, and each of its V rows a
-// compile-time multiple of row_bytes past the lane's first: one multiply-add an address, where the
-// 64-bit (position * hkv + g) * d of each row cost ~10 integer instructions (session 37's SASS: 277
-// IMAD of the tile loop's 931 instructions).
-struct CacheWalk {
-    const char* k_head;  // row 0's head g_kv in the K cache
-    const char* v_head;
-    uint32_t row_bytes;
-    uint32_t head_bytes;  // d * 2: one head's part of a row
-    uint32_t k_lane;     // scores: row 8 warp + g, bytes 16 t .. of each 64-byte slice of 32 dims
-    uint32_t v_lane;     // P.V: row 2t, dims 32 warp + 4 g ..
-};
-__device__ __forceinline__ CacheWalk cache_walk(const AttnArgs& a, int64_t g_kv) {
-    const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
-    const int g = lane >> 2, t = lane & 3;
-    CacheWalk w;
-    w.row_bytes = static_cast<uint32_t>(a.hkv * a.d) * 2u;
-    w.head_bytes = static_cast<uint32_t>(a.d) * 2u;
-    w.k_head = static_cast<const char*>(a.k_cache) + g_kv * a.d * 2;
-    w.v_head = static_cast<const char*>(a.v_cache) + g_kv * a.d * 2;
-    w.k_lane = static_cast<uint32_t>(8 * warp + g) * w.row_bytes + 16u * static_cast<uint32_t>(t);
-    w.v_lane = static_cast<uint32_t>(2 * t) * w.row_bytes + 2u * static_cast<uint32_t>(32 * warp + 4 * g);
-    return w;
-}
-__device__ __forceinline__ uint64_t tile_offset(const CacheWalk& w, int64_t t0) {
-    return static_cast<uint64_t>(t0) * w.row_bytes;
-}
-// p + r * row_bytes as one 32 x 32 -> 64-bit multiply-add (IMAD.WIDE.U32). In inline PTX so that the
-// compiler does not rebuild the 16 row addresses of a tile from one another through chains of adds.
-__device__ __forceinline__ const char* rows_past(const char* p, uint32_t row_bytes, uint32_t r) {
-    uint64_t at;
-    asm("mad.wide.u32 %0, %1, %2, %3;" : "=l"(at) : "r"(row_bytes), "r"(r), "l"(reinterpret_cast<uint64_t>(p)));
-    return reinterpret_cast<const char*>(at);
-}
-
-// Asks L2 for the K and V rows of positions [t0, min(t0 + kTile, end)), whose first rows are at kt and
-// vt: thread i for line i % 4 of row i / 4 (a row is d * 2 <= 512 bytes, at most 4 lines; the same
-// lines as prefetch_rows_l2 asks for).
-__device__ __forceinline__ void prefetch_tile_l2(const CacheWalk& w, const char* kt, const char* vt, int64_t t0,
-                                                 int64_t end) {
-    static_assert(kAttnThreads == 4 * kTile, "four lines of each of the tile's rows");
-    const uint32_t pos = threadIdx.x >> 2, line = 128u * (threadIdx.x & 3u);
-    if (t0 + pos < end && line < w.head_bytes) {
-        const uint32_t at = pos * w.row_bytes + line;
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(kt + at));
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(vt + at));
-    }
-}
-
 // A tile's K rows as this lane's B fragments for the scores: the row of position t0 + 8 warp + g (a
 // valid row in its place past the end: its scores are masked), 16 bytes per 32 dims.
 struct KRows {
     uint4 c[kMaxD / 32];
 };
-__device__ __forceinline__ void load_k_rows(const CacheWalk& w, int chunks, const char* kt, int64_t t0, int64_t end,
-                                            KRows& k) {
+__device__ __forceinline__ void load_k_rows(const AttnArgs& a, const uint16_t* kc, int64_t g_kv, int64_t t0,
+                                            int64_t end, KRows& k) {
     const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
     const int g = lane >> 2, t = lane & 3;
-    const bool inside = t0 + 8 * warp + g < end;
-    const char* krow = kt + (inside ? w.k_lane : 16u * static_cast<uint32_t>(t));
+    const int chunks = static_cast<int>(a.d / 32);
+    const int64_t row_pos = t0 + 8 * warp + g;
+    const uint16_t* krow = kc + ((row_pos < end ? row_pos : t0) * a.hkv + g_kv) * a.d + 8 * t;
 #pragma unroll
     for (int c = 0; c < kMaxD / 32; ++c)
-        if (c < chunks) k.c[c] = __ldg(reinterpret_cast<const uint4*>(krow + 64 * c));
+        if (c < chunks) k.c[c] = __ldg(reinterpret_cast<const uint4*>(krow + 32 * c));
 }
 
 // Phase 1: the scores of positions [t0 + 8 warp, + 8) for the block's heads, into sm.s.
-__device__ __forceinline__ void tile_scores(MmaShared& sm, const KRows& k, int chunks, int nh, int64_t t0,
+__device__ __forceinline__ void tile_scores(const AttnArgs& a, MmaShared& sm, const KRows& k, int nh, int64_t t0,
                                             int64_t end) {
     const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
     const int g = lane >> 2, t = lane & 3;
+    const int chunks = static_cast<int>(a.d / 32);
     float acc[4][4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
@@ -274,17 +222,18 @@ __device__ __forceinline__ void tile_softmax(MmaShared& sm, int nh) {
 struct VRows {
     uint2 r[4][4];
 };
-__device__ __forceinline__ void load_v_rows(const CacheWalk& w, const char* vt, int tile_len, VRows& v) {
-    const int t = static_cast<int>(threadIdx.x & 3u);
-    const char* col = vt + w.v_lane;  // row 2t of the tile
-    const int rows_left = tile_len - 2 * t;
+__device__ __forceinline__ void load_v_rows(const AttnArgs& a, const uint16_t* vc, int64_t g_kv, int64_t t0,
+                                            int tile_len, VRows& v) {
+    const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
+    const int g = lane >> 2, t = lane & 3;
+    const uint16_t* col = vc + (t0 * a.hkv + g_kv) * a.d + 32 * warp + 4 * g;
+    const int64_t row_step = a.hkv * a.d;
 #pragma unroll
     for (int s = 0; s < 4; ++s) {
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
-            const int r = 16 * s + (q & 1) + 8 * (q >> 1);  // row 2t + r
-            v.r[s][q] = r < rows_left ? __ldg(reinterpret_cast<const uint2*>(rows_past(col, w.row_bytes, r)))
-                                      : make_uint2(0u, 0u);
+            const int r = 16 * s + 2 * t + (q & 1) + 8 * (q >> 1);
+            v.r[s][q] = r < tile_len ? __ldg(reinterpret_cast<const uint2*>(col + r * row_step)) : make_uint2(0u, 0u);
         }
     }
 }
@@ -319,9 +268,7 @@ __device__ __forceinline__ void tile_pv(const MmaShared& sm, const VRows& v, int
         for (int j = 0; j < 2; ++j) o[i][j] = __fmaf_rn(o[i][j], corr, acc[i][j] + acc[i][2 + j]);
 }
 
-// kChunks: d / 32 as a constant (the head sizes 128 and 256 of the models we run: the chunk loops of
-// the scores unroll without a test and a shared-memory address per chunk), or 0 for d / 32 at run time.
-template <int kAhead, int kChunks>
+template <int kAhead>
 __global__ void __launch_bounds__(kAttnThreads, 2) attn_mma_partition_kernel(AttnArgs all, AttnPlan plan) {
     wait_for_producers();  // launch_chain.cuh: nothing an earlier kernel writes is touched before
     allow_consumers();
@@ -345,34 +292,28 @@ __global__ void __launch_bounds__(kAttnThreads, 2) attn_mma_partition_kernel(Att
     const int64_t end = start + split.chunk < n ? start + split.chunk : n;
 
     build_q_fragments(a, sm, h0, nh);
-    const CacheWalk walk = cache_walk(a, g_kv);
-    const int chunks = kChunks > 0 ? kChunks : static_cast<int>(a.d / 32);
+    const uint16_t* kc = static_cast<const uint16_t*>(a.k_cache);
+    const uint16_t* vc = static_cast<const uint16_t*>(a.v_cache);
     const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31u);
     const bool pv_warp = 32 * warp < a.d;
     float o[4][2] = {{0.0f, 0.0f}, {0.0f, 0.0f}, {0.0f, 0.0f}, {0.0f, 0.0f}};
-    // The tile's first rows, advanced by a tile each iteration (a carried pointer, so the compiler
-    // does not fold each row's address back into a 64-bit (t0 + r) * row_bytes).
-    const uint64_t tile_bytes = static_cast<uint64_t>(kTile) * walk.row_bytes;
-    const char* kt = walk.k_head + tile_offset(walk, start);
-    const char* vt = walk.v_head + tile_offset(walk, start);
 #pragma unroll
-    for (int j = 1; j < kAhead; ++j) prefetch_tile_l2(walk, kt + j * tile_bytes, vt + j * tile_bytes, start + j * kTile, end);
+    for (int j = 1; j < kAhead; ++j) prefetch_rows_l2(a, kc, vc, g_kv, start + j * kTile, end, kTile);
     // Each load is issued a phase before its use: a tile's V rows before its scores, the next tile's
     // K rows before this tile's P.V (session 37: +1.0 % tg at depth 32K against loading each just
     // before its phase, -0.3 % at 8K, where a partition holds two tiles).
     KRows k;
-    load_k_rows(walk, chunks, kt, start, end, k);
-    for (int64_t t0 = start; t0 < end; t0 += kTile, kt += tile_bytes, vt += tile_bytes) {
-        if constexpr (kAhead > 0)
-            prefetch_tile_l2(walk, kt + kAhead * tile_bytes, vt + kAhead * tile_bytes, t0 + kAhead * kTile, end);
+    load_k_rows(a, kc, g_kv, start, end, k);
+    for (int64_t t0 = start; t0 < end; t0 += kTile) {
+        if constexpr (kAhead > 0) prefetch_rows_l2(a, kc, vc, g_kv, t0 + kAhead * kTile, end, kTile);
         const int tile_len = static_cast<int>(end - t0 < kTile ? end - t0 : kTile);
         VRows v;
-        if (pv_warp) load_v_rows(walk, vt, tile_len, v);
-        tile_scores(sm, k, chunks, nh, t0, end);
+        if (pv_warp) load_v_rows(a, vc, g_kv, t0, tile_len, v);
+        tile_scores(a, sm, k, nh, t0, end);
         __syncthreads();
         tile_softmax(sm, nh);
         __syncthreads();
-        if (t0 + kTile < end) load_k_rows(walk, chunks, kt + tile_bytes, t0 + kTile, end, k);
+        if (t0 + kTile < end) load_k_rows(a, kc, g_kv, t0 + kTile, end, k);
         if (pv_warp) tile_pv(sm, v, tile_len, o);
     }
     // The q staging in sm.o was last read before the first tile; the last softmax (m, l) is behind
@@ -392,22 +333,14 @@ __global__ void __launch_bounds__(kAttnThreads, 2) attn_mma_partition_kernel(Att
 }  // namespace
 
 bool mma_kernel_applies(const AttnArgs& a, const AttnPlan& plan) {
-    // hkv * d < 2^24 halves: 64 rows of the cache (a tile's offsets, CacheWalk) stay below 2^32 bytes.
     return a.f16 && a.d >= 32 && a.d <= kMaxD && a.d % 32 == 0 && plan.heads_per_block <= kHB &&
-           a.hkv >= 1 && a.hkv * a.d < (int64_t{1} << 24) &&
            reinterpret_cast<uintptr_t>(a.k_cache) % 16u == 0 && reinterpret_cast<uintptr_t>(a.v_cache) % 16u == 0;
 }
 
 void launch_mma_partitions(const dim3& grid, const AttnArgs& a, const AttnPlan& plan, int prefetch_tiles,
                            cudaStream_t stream) {
     with_prefetch_tiles(prefetch_tiles, [&](auto ahead) {
-        constexpr int kAhead = decltype(ahead)::value;
-        if (a.d == 256)
-            (void)launch_chained(attn_mma_partition_kernel<kAhead, 8>, grid, kAttnThreads, 0, stream, a, plan);
-        else if (a.d == 128)
-            (void)launch_chained(attn_mma_partition_kernel<kAhead, 4>, grid, kAttnThreads, 0, stream, a, plan);
-        else
-            (void)launch_chained(attn_mma_partition_kernel<kAhead, 0>, grid, kAttnThreads, 0, stream, a, plan);
+        (void)launch_chained(attn_mma_partition_kernel<decltype(ahead)::value>, grid, kAttnThreads, 0, stream, a, plan);
     });
 }
 
