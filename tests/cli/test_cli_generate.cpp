@@ -57,6 +57,22 @@ TEST(CliGenerate, ChatKeepsStateAndProcessesOnlyNewTokens) {
     EXPECT_GT(second, 5);
 }
 
+// `dense-rt --config C` with no prompt and no subcommand runs the chat (what --chat does), not the help
+// text: the same piped conversation gives the same replies either way.
+TEST(CliGenerate, AConfigAloneStartsTheChat) {
+    const auto chat = [](const std::string& flags) {
+        return run_command("cd " + shell_quote(dense::test::source_dir().string()) + " && printf 'Hello there\\n' | " +
+                           shell_quote(dense::test::cli_path().string()) + " --config configs/tiny.yaml " + flags);
+    };
+    const auto alone = chat("-n 4 --temp 0");
+    const auto with_flag = chat("-n 4 --temp 0 --chat");
+    ASSERT_EQ(alone.exit_code, 0) << alone.err;
+    ASSERT_EQ(with_flag.exit_code, 0) << with_flag.err;
+    EXPECT_NE(alone.err.find("turn 1: processing"), std::string::npos) << alone.err;
+    EXPECT_EQ(alone.out, with_flag.out);
+    EXPECT_EQ(alone.out.find("Usage:"), std::string::npos) << alone.out;
+}
+
 TEST(CliGenerate, BadInputGetsAClearErrorAndExit1) {
     auto r = run_dense_rt("--config configs/tiny.yaml --prompt-ids 1,999999 -n 1");
     EXPECT_EQ(r.exit_code, 1);

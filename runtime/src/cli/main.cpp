@@ -62,7 +62,9 @@ int main(int argc, char** argv) {
     dense::cli::GenerateFlags gen;
     CLI::Option* prompt_opt = app.add_option("-p,--prompt", gen.prompt, "Prompt text (completion; see --chat for conversations)");
     CLI::Option* prompt_ids_opt = app.add_option("--prompt-ids", gen.prompt_ids, "Prompt as token ids 1,2,3 (skips the tokenizer)");
-    app.add_flag("--chat", gen.chat, "Interactive chat on stdin; the conversation state is kept between turns");
+    app.add_flag("--chat", gen.chat,
+                 "Interactive chat on stdin; the conversation state is kept between turns (the default when a config or "
+                 "model is given with no prompt and no subcommand)");
     app.add_option("-n,--n-predict", gen.n_predict, "Tokens to generate (config sampling.max_tokens)");
     app.add_option("--temp", gen.temperature, "Temperature; 0 = greedy");
     app.add_option("--top-k", gen.top_k, "Top-k (0 = off)");
@@ -220,7 +222,11 @@ int main(int argc, char** argv) {
             throw dense::Error(dense::ErrorKind::Usage, "--prompt is empty: give the text to continue (or use --chat)");
         if (prompt_ids_opt->count() > 0 && gen.prompt_ids.empty())
             throw dense::Error(dense::ErrorKind::Usage, "--prompt-ids is empty: give token ids such as 1,2,3");
-        if (!gen.prompt.empty() || !gen.prompt_ids.empty() || gen.chat) {
+        // A model to run and nothing else asked for (`dense-rt --config my.yaml`): the chat, as with --chat
+        // (lines from stdin, Ctrl-D ends), rather than the help text. `packs` is the one subcommand left.
+        const bool only_a_model = (!common.config.empty() || !common.model.empty()) && !*packs;
+        if (!gen.prompt.empty() || !gen.prompt_ids.empty() || gen.chat || only_a_model) {
+            gen.chat = gen.chat || (gen.prompt.empty() && gen.prompt_ids.empty());
             if (think && no_think) throw dense::Error(dense::ErrorKind::Usage, "--think and --no-think contradict each other");
             if (think || no_think) gen.thinking = think;
             const auto config = dense::cli::apply_flags(dense::cli::load_run_config(common), gen);
