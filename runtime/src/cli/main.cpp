@@ -226,7 +226,7 @@ int main(int argc, char** argv) {
         // (lines from stdin, Ctrl-D ends), rather than the help text. `packs` is the one subcommand left.
         const bool only_a_model = (!common.config.empty() || !common.model.empty()) && !*packs;
         if (!gen.prompt.empty() || !gen.prompt_ids.empty() || gen.chat || only_a_model) {
-            gen.chat = gen.chat || (gen.prompt.empty() && gen.prompt_ids.empty());
+            if (gen.prompt.empty() && gen.prompt_ids.empty()) gen.chat = true;  // no prompt: the chat
             if (think && no_think) throw dense::Error(dense::ErrorKind::Usage, "--think and --no-think contradict each other");
             if (think || no_think) gen.thinking = think;
             const auto config = dense::cli::apply_flags(dense::cli::load_run_config(common), gen);
