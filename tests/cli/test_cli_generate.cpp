@@ -12,7 +12,6 @@
 
 namespace {
 
-using dense::test::run_command;
 using dense::test::run_dense_rt;
 using dense::test::shell_quote;
 
@@ -40,8 +39,7 @@ TEST(CliGenerate, PrintIdsAndPromptIdsRoundTrip) {
 }
 
 TEST(CliGenerate, ChatKeepsStateAndProcessesOnlyNewTokens) {
-    const auto r = run_command("cd " + shell_quote(dense::test::source_dir().string()) + " && printf 'Hello there\\nWhat next?\\n' | " +
-                               shell_quote(dense::test::cli_path().string()) + " --config configs/tiny.yaml --chat -n 6 --temp 0");
+    const auto r = run_dense_rt("--config configs/tiny.yaml --chat -n 6 --temp 0", "Hello there\nWhat next?\n");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::smatch m1, m2;
     const std::regex turn1("turn 1: processing ([0-9]+) new tokens \\(kept 0 tokens");
@@ -60,12 +58,8 @@ TEST(CliGenerate, ChatKeepsStateAndProcessesOnlyNewTokens) {
 // `dense-rt --config C` with no prompt and no subcommand runs the chat (what --chat does), not the help
 // text: the same piped conversation gives the same replies either way.
 TEST(CliGenerate, AConfigAloneStartsTheChat) {
-    const auto chat = [](const std::string& flags) {
-        return run_command("cd " + shell_quote(dense::test::source_dir().string()) + " && printf 'Hello there\\n' | " +
-                           shell_quote(dense::test::cli_path().string()) + " --config configs/tiny.yaml " + flags);
-    };
-    const auto alone = chat("-n 4 --temp 0");
-    const auto with_flag = chat("-n 4 --temp 0 --chat");
+    const auto alone = run_dense_rt("--config configs/tiny.yaml -n 4 --temp 0", "Hello there\n");
+    const auto with_flag = run_dense_rt("--config configs/tiny.yaml -n 4 --temp 0 --chat", "Hello there\n");
     ASSERT_EQ(alone.exit_code, 0) << alone.err;
     ASSERT_EQ(with_flag.exit_code, 0) << with_flag.err;
     EXPECT_NE(alone.err.find("turn 1: processing"), std::string::npos) << alone.err;

@@ -43,9 +43,12 @@ inline CommandResult run_command(const std::string& command) {
     return r;
 }
 
-// `dense-rt <args>` run from the repository root (so configs/... paths work).
-inline CommandResult run_dense_rt(const std::string& args) {
-    return run_command("cd " + shell_quote(source_dir().string()) + " && " + shell_quote(cli_path().string()) + " " + args);
+// `dense-rt <args>` run from the repository root (so configs/... paths work); `input`, when given, is
+// what it reads on stdin (the chat's lines).
+inline CommandResult run_dense_rt(const std::string& args, const std::string& input = {}) {
+    const std::string feed = input.empty() ? "" : "printf '%s' " + shell_quote(input) + " | ";
+    return run_command("cd " + shell_quote(source_dir().string()) + " && " + feed + shell_quote(cli_path().string()) +
+                       " " + args);
 }
 
 }  // namespace dense::test
