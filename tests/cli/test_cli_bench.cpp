@@ -40,6 +40,13 @@ TEST(CliBench, TableJsonAndPlotAgree) {
     EXPECT_EQ(j["tests"][2]["depth"].get<int>(), 5);
     EXPECT_GT(j["bandwidth_ceiling"]["read_gbs"].get<double>(), 0.0);
     EXPECT_GT(j["weight_bytes_per_token"].get<uint64_t>(), 1000000u);
+    // A tg row's bytes: weights + state + KV of its mean history (depth + (2 + 1) / 2 positions).
+    const double weights = j["weight_bytes_per_token"].get<double>(), state = j["state_bytes_per_token"].get<double>(),
+                 kv = j["kv_bytes_per_position"].get<double>();
+    EXPECT_GT(state, 0.0);
+    EXPECT_GT(kv, 0.0);
+    EXPECT_DOUBLE_EQ(j["tests"][3]["bytes_moved_per_token"].get<double>(), weights + state + kv * 6.5);
+    EXPECT_NE(r.out.find("| all bytes GB/s |"), std::string::npos) << r.out;
     const std::string plot = slurp(svg);
     EXPECT_EQ(plot.rfind("<svg", 0), 0u);
     EXPECT_NE(plot.find("tg2"), std::string::npos);

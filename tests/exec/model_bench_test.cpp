@@ -39,5 +39,37 @@ TEST(ModelBench, TgRowsTimeTheHostsTokenChoice) {
               std::string::npos);
 }
 
+// A tg row at depth is set against the read ceiling twice: by its weights alone (the issue's
+// roofline) and by everything a token moves (bytes_moved_per_token: + recurrent state + the KV
+// history its attention reads). The numbers are chosen so each column has one exact value.
+TEST(ModelBench, AllBytesCountTheKvHistoryAndTheState) {
+    bench::BenchReport r;
+    r.weight_bytes_per_token = 1'000'000'000;
+    r.state_bytes_per_token = 100'000'000;
+    r.kv_bytes_per_position = 100'000;
+    r.ceiling = bench::BandwidthCeiling{};
+    r.ceiling->read_gbs = 1000;
+    bench::ModelBenchRow tg{"tg3", 998, 3, {100.0}, 0};  // positions 998..1000: 1,000 on average, + 1 for itself
+    r.rows = {tg};
+    EXPECT_DOUBLE_EQ(bench::bytes_moved_per_token(r, tg), 1.0e9 + 1.0e8 + 1.0e5 * 1000.0);
+    const auto md = bench::to_markdown(r);
+    // 1.0 GB x 100 tok/s = 100 GB/s (10 % of 1,000); 1.2 GB x 100 = 120 GB/s (12 %).
+    EXPECT_NE(md.find("| tg3 | 998 | 100.00 | 0.00 | 100 | 10.0 % | 120 | 12.0 % |  |"), std::string::npos) << md;
+    EXPECT_NE(bench::to_json(r).find("\"bytes_moved_per_token\": 1200000000.0"), std::string::npos) << bench::to_json(r);
+}
+
+// What `bench` copies into those fields comes from the session's bill: K + V of every full-attention
+// layer per position (here f32, from the file's head shape) and both state banks.
+TEST(ModelBench, TheBillGivesKvPerPositionFromTheHeadShape) {
+    auto model = bind_file(gguf::GgufFile::open(data_dir() / "golden-tiny" / "tiny-qwen35-f32.gguf"));
+    auto session = make_session(*model, 32);
+    const auto& hp = model->bound.hparams;
+    const int64_t attn_layers = model->bound.count_layers("full_attention");
+    ASSERT_GT(attn_layers, 0);
+    const auto expected = static_cast<uint64_t>(attn_layers * 2 * hp.get_int("n_head_kv") * hp.get_int("head_dim") * 4);
+    EXPECT_EQ(session->bill().kv_bytes_per_token, expected);
+    EXPECT_GT(session->bill().bytes_of(plan::Item::RecurrentState), 0u);
+}
+
 }  // namespace
 }  // namespace dense::test

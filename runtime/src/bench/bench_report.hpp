@@ -23,6 +23,12 @@ struct BenchReport {
     int64_t prefill_chunk = 1;            // prompt tokens per batched step (1: token by token)
     bool prefill_free_order = false;      // their GEMMs in free order (ABI 1.13), not bit for bit
     uint64_t weight_bytes_per_token = 0;  // weights a generated token reads (LM head included)
+    // The rest of what a generated token moves through device memory, so that a row at depth can be
+    // set against the read ceiling too (bytes_moved_per_token): the K and V of one history position over
+    // every full-attention layer (the attention reads all of them each token), and the recurrent state
+    // a step reads from one bank and writes to the other (both banks' bytes).
+    uint64_t kv_bytes_per_position = 0;
+    uint64_t state_bytes_per_token = 0;
     uint64_t session_bytes = 0;           // device memory the session holds (weights, KV, state, buffers)
     double load_seconds = 0;
     double upload_seconds = 0;            // of load_seconds: copying the weights to the device (0 on the CPU)
@@ -59,6 +65,12 @@ struct BenchReport {
     std::vector<ModelBenchRow> rows;
     std::vector<GemvResult> gemv;
 };
+
+// Bytes a token of `row` (a tg row) moves on average: weights + recurrent state + the KV history its
+// attention reads, kv_bytes_per_position x (depth + (tokens + 1) / 2) (the token at position p reads
+// p + 1 positions; the row's tokens sit at depth .. depth + tokens - 1). Activations, the logits and
+// the KV written (one position) are left out: kilobytes against gigabytes.
+double bytes_moved_per_token(const BenchReport& report, const ModelBenchRow& row);
 
 std::string to_markdown(const BenchReport& report);
 std::string to_json(const BenchReport& report);

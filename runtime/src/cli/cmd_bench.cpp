@@ -213,6 +213,8 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
         report.prefill_chunk = session.prefill_chunk();
         report.prefill_free_order = session.prefill_free_order();
         report.weight_bytes_per_token = weight_bytes_per_token(model->bound);
+        report.kv_bytes_per_position = session.bill().kv_bytes_per_token;
+        report.state_bytes_per_token = session.bill().bytes_of(plan::Item::RecurrentState);
         report.session_bytes = session.memory_bytes();
         report.upload_seconds = session.weights().upload_seconds();
         report.rss_after_load = exec::resident_bytes().value_or(0);
