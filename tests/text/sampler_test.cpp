@@ -256,6 +256,30 @@ TEST(Sampler, Errors) {
     EXPECT_THROW((void)s.sample(std::vector<float>{ninf, ninf}, {}), Error);
     EXPECT_THROW((void)s.sample(std::vector<float>(5000, ninf), {}), Error);
     EXPECT_THROW((void)s.sample(std::vector<float>{}, {}), Error);
+    // All -inf is found by each choice: greedy, top-k, and every candidate sorted (top_k 0).
+    for (const auto& [temperature, top_k] : {std::pair{0.0f, 40}, std::pair{0.8f, 40}, std::pair{0.8f, 0}}) {
+        SamplerConfig c;
+        c.temperature = temperature;
+        c.top_k = top_k;
+        Sampler t(c);
+        for (const size_t n : {size_t{2}, size_t{5000}}) {
+            try {
+                (void)t.sample(std::vector<float>(n, ninf), {});
+                ADD_FAILURE() << "no error for " << n << " -inf logits at temperature " << temperature << ", top_k " << top_k;
+            } catch (const Error& e) {
+                EXPECT_EQ(e.kind(), ErrorKind::Numeric);
+                EXPECT_NE(std::string(e.what()).find("every logit is -inf"), std::string::npos) << e.what();
+            }
+        }
+        EXPECT_EQ(t.sample(std::vector<float>{ninf, ninf, 1.0f}, {}), 2) << temperature << " " << top_k;
+    }
+    // A penalty that takes every logit to -inf is the same error, not a pick from no candidates.
+    {
+        SamplerConfig c;
+        c.frequency_penalty = std::numeric_limits<float>::infinity();
+        Sampler t(c);
+        EXPECT_THROW((void)t.sample(std::vector<float>{1.0f, 2.0f}, std::vector<int32_t>{0, 1}), Error);
+    }
     cfg.repeat_penalty = 1.3f;
     Sampler p(cfg);
     EXPECT_THROW((void)p.sample(std::vector<float>{1.0f, 2.0f}, std::vector<int32_t>{5}), Error);

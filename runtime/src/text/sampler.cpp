@@ -67,6 +67,9 @@ bool any_nan(std::span<const float> x) {
     return any != 0;
 }
 
+// Empty or NaN logits are refused before anything else. "Every logit is -inf" is found by the
+// choice itself (no candidate, or a greedy pick of -inf), not by a pass of its own: that pass was
+// ~0.14 ms of a sampled token's ~0.3 ms on the build machine (a scan of 248,320 logits), every token.
 void check_logits(std::span<const float> logits) {
     if (logits.empty()) throw Error(ErrorKind::Usage, "sampler: empty logits");
     if (any_nan(logits)) {
@@ -74,9 +77,9 @@ void check_logits(std::span<const float> logits) {
         while (!std::isnan(logits[i])) ++i;
         throw Error(ErrorKind::Numeric, "sampler: logit of token " + std::to_string(i) + " is NaN");
     }
-    // No NaN here, so the largest logit is -inf only when every one is.
-    if (logits[first_largest(logits)] == kMinusInf) throw Error(ErrorKind::Numeric, "sampler: every logit is -inf");
 }
+
+[[noreturn]] void every_logit_minus_inf() { throw Error(ErrorKind::Numeric, "sampler: every logit is -inf"); }
 
 // The k best candidates (k > 0) in `higher` order, -inf and NaN logits left out: one pass with a heap
 // of the k best so far whose front is the worst of them. Ids come in increasing order, so a logit equal
@@ -227,9 +230,16 @@ int32_t Sampler::sample(std::span<const float> logits_in, std::span<const int32_
         apply_penalties(penalized, history, config_);
         logits = penalized;
     }
-    if (config_.temperature <= 0.0f) return greedy_token(logits);
+    // The best logit is -inf only when every one is (no NaN came in, and greedy_token never picks one
+    // past id 0).
+    if (config_.temperature <= 0.0f) {
+        const int32_t best = greedy_token(logits);
+        if (logits[static_cast<size_t>(best)] == kMinusInf) every_logit_minus_inf();
+        return best;
+    }
 
-    std::vector<Candidate> c = sorted_candidates(logits, config_.top_k);
+    std::vector<Candidate> c = sorted_candidates(logits, config_.top_k);  // -inf logits left out
+    if (c.empty()) every_logit_minus_inf();
     apply_top_p(c, config_.top_p);
     apply_min_p(c, config_.min_p);
     const std::vector<double> p = softmax(c, config_.temperature);
