@@ -86,7 +86,7 @@ std::string to_markdown(const BenchReport& r) {
         o << "| test | depth | t/s | ± | weight GB/s | of read ceiling | all bytes GB/s | of read ceiling | TTFT ms |\n";
         o << "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
         for (const auto& row : r.rows) {
-            const bool tg = row.test.rfind("tg", 0) == 0;
+            const bool tg = row.is_tg();
             const double gbs = static_cast<double>(r.weight_bytes_per_token) * row.mean_tok_per_s() / 1e9;
             const double all_gbs = bytes_moved_per_token(r, row) * row.mean_tok_per_s() / 1e9;
             o << "| " << row.test << " | " << row.depth << " | " << fmt("%.2f", row.mean_tok_per_s()) << " | "
@@ -97,7 +97,7 @@ std::string to_markdown(const BenchReport& r) {
               << (tg ? "" : fmt("%.1f", row.ttft_s * 1e3)) << " |\n";
         }
         for (const auto& row : r.rows)
-            if (row.test.rfind("tg", 0) == 0 && row.mean_tok_per_s() > 0) {
+            if (row.is_tg() && row.mean_tok_per_s() > 0) {
                 o << "\n" << row.test << " at depth " << row.depth << ": choosing the next token "
                   << (row.greedy_on_device ? "(greedy, ARGMAX on the device; the host reads it back) took "
                                            : "on the host (greedy over the logits copied back) took ")
@@ -167,7 +167,7 @@ std::string to_json(const BenchReport& r) {
                               {"mean_tok_per_s", row.mean_tok_per_s()},
                               {"stddev_tok_per_s", row.stddev_tok_per_s()},
                               {"ttft_s", row.ttft_s},
-                              {"bytes_moved_per_token", row.test.rfind("tg", 0) == 0 ? bytes_moved_per_token(r, row) : 0.0},
+                              {"bytes_moved_per_token", row.is_tg() ? bytes_moved_per_token(r, row) : 0.0},
                               {"select_ms_per_token", row.select_ms},
                               {"greedy_on_device", row.greedy_on_device}});
     j["gemv"] = nlohmann::json::array();

@@ -34,6 +34,7 @@ struct ModelBenchRow {
     std::vector<double> tok_per_s;  // one per repetition
     double mean_tok_per_s() const;
     double stddev_tok_per_s() const;
+    bool is_tg() const { return test.rfind("tg", 0) == 0; }  // a generation row (else a prompt row)
     double ttft_s = 0;  // pp rows: mean seconds to the first token's logits
     // tg rows: mean milliseconds a token spent on the host choosing the next token (greedy), part of
     // every tg figure (llama-bench's tg does not choose tokens): reading the device's ARGMAX where the

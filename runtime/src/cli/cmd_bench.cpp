@@ -259,7 +259,7 @@ int cmd_bench(const model::RunConfig* config, const BenchFlags& flags, const pac
             spdlog::info("bench: profiling {} decode steps node by node at depth {}", flags.profile_steps, depths.front());
             profile = bench::profile_decode(session, flags.profile_steps, depths.front());
             for (const auto& row : report.rows)
-                if (row.test.rfind("tg", 0) == 0 && row.depth == depths.front() && row.mean_tok_per_s() > 0)
+                if (row.is_tg() && row.depth == depths.front() && row.mean_tok_per_s() > 0)
                     tg_ms = 1000.0 / row.mean_tok_per_s();
             if (flags.prompt_tokens > 0 && session.prefill_chunk() > 1 &&
                 so.n_ctx - depths.front() >= session.prefill_chunk()) {
