@@ -225,6 +225,13 @@ Spec argmax(Arena& a, std::mt19937_64& rng) {
     s.dst = {i32(a.i32(0))};
     return s;
 }
+Spec top_k(Arena& a, std::mt19937_64& rng) {  // the 3 best of 10
+    Spec s;
+    s.kind = DENSE_OP_TOP_K;
+    s.src = {f32(a.floats(10, rng), 10)};
+    s.dst = {i32s(static_cast<int32_t*>(a.bytes(3 * 4)), 3), f32(a.floats(3, rng), 3)};
+    return s;
+}
 Spec embed_row(Arena& a, std::mt19937_64& rng) {  // F32 table {8, 5}, row from src1
     Spec s;
     s.kind = DENSE_OP_EMBED_ROW;
@@ -523,6 +530,39 @@ std::vector<Mutation> specific_mutations(dense_op_kind kind) {
             m.push_back({"index inside x", [](Spec& s, Arena&) { s.dst[0].data = s.src[0].data; }});
             m.push_back({"two indices", [](Spec& s, Arena&) { s.dst.push_back(s.dst[0]); }});
             break;
+        case DENSE_OP_TOP_K: {
+            // k in both destinations (the values' extent follows it).
+            const auto keep = [](int64_t k) {
+                return [=](Spec& s, Arena& a) {
+                    s.dst[0] = i32s(static_cast<int32_t*>(a.bytes(static_cast<std::size_t>(k) * 4)), k);
+                    s.dst[1] = f32(static_cast<float*>(a.bytes(static_cast<std::size_t>(k) * 4)), k);
+                };
+            };
+            m.push_back({"k = 0", [](Spec& s, Arena&) { s.dst[0].ne[0] = s.dst[1].ne[0] = 0; }});
+            m.push_back({"k = 65 (past DENSE_TOP_K_MAX)", keep(65)});
+            m.push_back({"ids as F32", [](Spec& s, Arena&) { s.dst[0].type = DENSE_TYPE_F32; }});
+            m.push_back({"values as I32", [](Spec& s, Arena&) { s.dst[1].type = DENSE_TYPE_I32; }});
+            m.push_back({"x as I32", [](Spec& s, Arena&) { s.src[0].type = DENSE_TYPE_I32; }});
+            m.push_back({"values shorter than ids", [](Spec& s, Arena&) { s.dst[1].ne[0] = 2; }});
+            m.push_back({"x 2-D", [](Spec& s, Arena&) {
+                             s.src[0].ne[0] = 5;
+                             s.src[0].ne[1] = 2;
+                         }});
+            m.push_back({"ids 2-D", [](Spec& s, Arena&) {
+                             s.dst[0].ne[0] = 1;
+                             s.dst[0].ne[1] = 3;
+                         }});
+            m.push_back({"x empty", [](Spec& s, Arena&) { s.src[0].ne[0] = 0; }});
+            m.push_back({"ids inside x", [](Spec& s, Arena&) { s.dst[0].data = s.src[0].data; }});
+            m.push_back({"values inside x", [](Spec& s, Arena&) {
+                             s.dst[1].data = static_cast<float*>(s.src[0].data) + 7;
+                         }});
+            m.push_back({"values over ids", [](Spec& s, Arena&) {
+                             s.dst[1].data = static_cast<int32_t*>(s.dst[0].data) + 2;
+                         }});
+            m.push_back({"no values", [](Spec& s, Arena&) { s.dst.pop_back(); }});
+            break;
+        }
         case DENSE_OP_EMBED_ROW:
             m.push_back({"row -1", [](Spec& s, Arena&) { set_i32(s, 1, -1); }, When::AtRun});
             m.push_back({"row = vocab", [](Spec& s, Arena&) { set_i32(s, 1, 5); }, When::AtRun});
@@ -556,7 +596,7 @@ TEST_F(CpuRefOpsRefusal, EveryMalformedCallIsRefusedWithOneLogLineAndNoWrite) {
         {"attn_decode", attn_decode}, {"conv1d_causal", conv1d},  {"gdn_gates", gdn_gates},
         {"gdn_decode", gdn_decode},   {"check_finite", check_finite}, {"embed_row", embed_row},
         {"gemv_q", gemv_accumulate},  {"gdn_step", gdn_step},     {"attn_prep", attn_prep},
-        {"argmax", argmax}};
+        {"argmax", argmax},           {"top_k", top_k}};
     std::mt19937_64 rng(301);
     std::size_t refusals = 0;
     for (const auto& [name, build] : builders) {

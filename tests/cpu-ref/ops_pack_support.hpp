@@ -54,6 +54,14 @@ inline dense_tensor_view i32(int32_t* data) {
     return v;
 }
 
+// I32 {n}, contiguous (TOP_K's ids).
+inline dense_tensor_view i32s(int32_t* data, int64_t n) {
+    dense_tensor_view v = i32(data);
+    v.ne[0] = n;
+    for (int i = 1; i < 4; ++i) v.nb[i] = 4 * n;
+    return v;
+}
+
 // A contiguous KV cache {d, heads, n_ctx} of F16 or F32.
 inline dense_tensor_view cache(void* data, dense_type_id type, int64_t d, int64_t heads, int64_t n_ctx) {
     dense_tensor_view v{};

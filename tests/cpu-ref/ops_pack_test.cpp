@@ -34,7 +34,7 @@ TEST_F(CpuRefOpsPack, RegistersEveryActivationOpOnceWithoutTypes) {
         {DENSE_OP_GDN_DECODE, "gdn_decode"}, {DENSE_OP_CONV1D_CAUSAL, "conv1d_causal"}, {DENSE_OP_SWIGLU, "swiglu"},
         {DENSE_OP_L2_NORM, "l2_norm"},       {DENSE_OP_GATED_RMS_NORM, "gated_rms_norm"},
         {DENSE_OP_GDN_GATES, "gdn_gates"},   {DENSE_OP_KV_STORE, "kv_store"},   {DENSE_OP_CHECK_FINITE, "check_finite"},
-        {DENSE_OP_ARGMAX, "argmax"}};
+        {DENSE_OP_ARGMAX, "argmax"},         {DENSE_OP_TOP_K, "top_k"}};
     for (const auto& [kind, name] : ops) {
         int count = 0;
         for (std::size_t i = 0; i < host_.ops.size(); ++i) {
@@ -329,6 +329,92 @@ TEST_F(CpuRefOpsPack, ArgmaxIsTheFirstLargestElementAsMaxElementGivesIt) {
     EXPECT_EQ(argmax(low), 36);
     std::vector<float> one{-3.0f};
     EXPECT_EQ(argmax(one), 0);
+}
+
+// TOP_K is a sort of the valid elements (neither NaN nor -inf) by value descending, equal values by the
+// lower index, cut to k and padded with (-1, -inf): against std::sort at the 27B's vocabulary with
+// planted ties (equal values, -0.0 beside +0.0), NaN and -inf elements, fewer candidates than k, none.
+TEST_F(CpuRefOpsPack, TopKIsTheSortedValidElementsCutToKAndPadded) {
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    struct Result {
+        std::vector<int32_t> ids;
+        std::vector<float> values;
+    };
+    const auto top_k = [&](std::vector<float>& x, int64_t k) {
+        Result r{std::vector<int32_t>(static_cast<std::size_t>(k), -7),
+                 std::vector<float>(static_cast<std::size_t>(k), 12345.0f)};
+        ok(DENSE_OP_TOP_K, {f32(x.data(), static_cast<int64_t>(x.size()))},
+           {i32s(r.ids.data(), k), f32(r.values.data(), k)});
+        return r;
+    };
+    // The oracle written out: every valid element, std::sort, cut, padded.
+    const auto sorted = [](const std::vector<float>& x, int64_t k) {
+        std::vector<std::pair<float, int32_t>> c;
+        for (std::size_t i = 0; i < x.size(); ++i)
+            if (!std::isnan(x[i]) && x[i] != -std::numeric_limits<float>::infinity())
+                c.push_back({x[i], static_cast<int32_t>(i)});
+        std::sort(c.begin(), c.end(), [](const auto& a, const auto& b) {
+            return a.first != b.first ? a.first > b.first : a.second < b.second;
+        });
+        Result r;
+        for (int64_t i = 0; i < k; ++i) {
+            const bool some = static_cast<std::size_t>(i) < c.size();
+            r.ids.push_back(some ? c[static_cast<std::size_t>(i)].second : -1);
+            r.values.push_back(some ? c[static_cast<std::size_t>(i)].first : -std::numeric_limits<float>::infinity());
+        }
+        return r;
+    };
+    const auto expect_same = [](const Result& got, const Result& want, const std::string& what) {
+        ASSERT_EQ(got.ids.size(), want.ids.size()) << what;
+        for (std::size_t i = 0; i < want.ids.size(); ++i) {
+            EXPECT_EQ(got.ids[i], want.ids[i]) << what << ", slot " << i;
+            EXPECT_EQ(std::bit_cast<uint32_t>(got.values[i]), std::bit_cast<uint32_t>(want.values[i]))
+                << what << ", slot " << i << ": " << got.values[i] << " vs " << want.values[i];
+        }
+    };
+    std::mt19937_64 rng(210);
+    const int64_t n = 248320;
+    for (const int64_t k : {int64_t{1}, int64_t{40}, int64_t{64}}) {
+        const std::string at_k = "k = " + std::to_string(k);
+        auto x = uniform(n, rng, -20.0f, 20.0f);
+        expect_same(top_k(x, k), sorted(x, k), at_k + ", random");
+        // Ties among the best: equal values (the lower index first), -0.0 beside +0.0 (equal: by index).
+        std::uniform_int_distribution<int64_t> at(0, n - 1);
+        for (int i = 0; i < 30; ++i) x[static_cast<std::size_t>(at(rng))] = 21.0f + static_cast<float>(i % 4);
+        for (int i = 0; i < 20; ++i) x[static_cast<std::size_t>(at(rng))] = nan;
+        for (int i = 0; i < 20; ++i) x[static_cast<std::size_t>(at(rng))] = -inf;
+        x[3] = inf;  // +inf is a candidate, the best one
+        const Result planted = top_k(x, k);
+        expect_same(planted, sorted(x, k), at_k + ", ties, NaN, -inf");
+        EXPECT_EQ(planted.ids[0], 3) << at_k;
+        for (std::size_t i = 0; i + 1 < planted.ids.size(); ++i) {
+            if (planted.values[i] == planted.values[i + 1]) {
+                EXPECT_LT(planted.ids[i], planted.ids[i + 1]) << at_k;
+            }
+        }
+        // Every value at or below zero but a few -0.0 and +0.0: the zeros lead, by index, bits kept.
+        std::vector<float> z = uniform(n, rng, -20.0f, -1.0f);
+        for (int i = 0; i < 50; ++i) z[static_cast<std::size_t>(at(rng))] = i % 2 == 0 ? -0.0f : 0.0f;
+        const Result zeros = top_k(z, k);
+        expect_same(zeros, sorted(z, k), at_k + ", signed zeros");
+        for (std::size_t i = 0; i < zeros.ids.size() && zeros.values[i] == 0.0f; ++i)
+            EXPECT_EQ(std::signbit(zeros.values[i]), std::signbit(z[static_cast<std::size_t>(zeros.ids[i])])) << at_k;
+    }
+    // Fewer candidates than k: the rest padded with (-1, -inf).
+    std::vector<float> few = {-inf, 2.0f, nan, -0.0f, 2.0f, 0.0f, -inf};
+    const Result padded = top_k(few, 40);
+    expect_same(padded, sorted(few, 40), "n < k");
+    EXPECT_EQ((std::vector<int32_t>(padded.ids.begin(), padded.ids.begin() + 5)),
+              (std::vector<int32_t>{1, 4, 3, 5, -1}));
+    EXPECT_TRUE(std::signbit(padded.values[2])) << "-0.0 comes back as -0.0";
+    // No candidate at all: every slot padded.
+    std::vector<float> none(1000, -inf);
+    none[500] = nan;
+    const Result empty = top_k(none, 64);
+    expect_same(empty, sorted(none, 64), "all -inf or NaN");
+    EXPECT_EQ(empty.ids, std::vector<int32_t>(64, -1));
+    std::vector<float> one{-3.0f};
+    expect_same(top_k(one, 1), Result{{0}, {-3.0f}}, "n = k = 1");
 }
 
 TEST_F(CpuRefOpsPack, EmbedRowTakesItsRowFromAnI32Input) {

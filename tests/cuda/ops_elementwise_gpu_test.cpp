@@ -1,4 +1,4 @@
-// SWIGLU, GDN_GATES, CHECK_FINITE, ARGMAX, CONV1D_CAUSAL and KV_STORE on the GPU against the cpu-ref oracle, on
+// SWIGLU, GDN_GATES, CHECK_FINITE, ARGMAX, TOP_K, CONV1D_CAUSAL and KV_STORE on the GPU against the cpu-ref oracle, on
 // fresh seeded random inputs at the Qwen3.5-27B shapes and at small odd shapes, outputs poisoned first.
 //
 // Tolerances (why):
@@ -9,13 +9,15 @@
 //   conv1d: |err| <= 1e-6 * (sum_i |taps_i window_i| + |want|): the GPU sums the K products in fp32 in
 //     tap order (error <= K * 2^-24 of the sum of magnitudes), SiLU's slope is <= 1.1, and cpu-ref
 //     rounds a double result once. The shifted state is a copy: bit-exact.
-//   kv_store, check_finite and argmax: exact (conversion with round-to-nearest-even, a flag, an index).
+//   kv_store, check_finite, argmax and top_k: exact (conversion with round-to-nearest-even, a flag, an
+//     index, indices and the values' bits).
 #include "cuda/gpu_ops_support.hpp"
 
 #include "kernels/ops.hpp"
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstring>
 #include <iterator>
 #include <limits>
@@ -146,6 +148,78 @@ TEST(CudaArgmax, IsTheFirstLargestElementAsCpuRefGivesIt) {
             run_op(gpu, DENSE_OP_ARGMAX, {dx.view}, {index.view}, nullptr, label);
             if (HasFatalFailure()) return;
             EXPECT_EQ(download_i32(gpu, index), want) << label;
+        }
+    }
+}
+
+// TOP_K against cpu-ref's partial sort, ids and value bits alike: random logits at the 27B's vocabulary
+// and at lengths around the kernel's 4,096-element blocks, k = 1, 40, 64, with planted ties (equal
+// values among the best, -0.0 beside +0.0: the lower index first, the stored sign kept), NaN and -inf
+// (never candidates), fewer candidates than k and none (slots padded with -1, -inf), and a view
+// starting 4 bytes into its buffer. Outputs are poisoned first and their guards checked.
+TEST(CudaTopK, IsCpuRefsSortedCandidatesBitForBit) {
+    DENSE_REQUIRE_GPU(gpu);
+    std::mt19937_64 rng(720);
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    struct Case {
+        int64_t n;
+        const char* plant;
+    };
+    const Case cases[] = {{248320, "none"},  {248320, "ties"},   {248320, "zeros"}, {248320, "nan -inf"},
+                          {5, "none"},       {5, "nan -inf"},    {5, "all -inf"},   {4097, "ties"},
+                          {8193, "zeros"},   {8193, "nan -inf"}, {4096, "equal"},   {1000003, "ties"},
+                          {100, "few"},      {1, "none"}};
+    int checked = 0;
+    for (const Case& c : cases) {
+        for (const int64_t k : {int64_t{1}, int64_t{40}, int64_t{64}}) {
+            const bool offset = (checked++ % 2) == 1;
+            auto x = uniform(static_cast<std::size_t>(c.n), rng, -30.0f, 30.0f);
+            const std::string plant = c.plant;
+            std::uniform_int_distribution<int64_t> at(0, c.n - 1);
+            const auto sprinkle = [&](int count, auto value_of) {
+                for (int i = 0; i < count; ++i) x[static_cast<std::size_t>(at(rng))] = value_of(i);
+            };
+            if (plant == "ties") {
+                sprinkle(100, [](int i) { return 31.0f + static_cast<float>(i % 5); });
+            } else if (plant == "zeros") {
+                for (float& v : x) v = -std::fabs(v) - 1.0f;
+                sprinkle(80, [](int i) { return i % 2 == 0 ? -0.0f : 0.0f; });
+            } else if (plant == "nan -inf") {
+                sprinkle(std::max<int>(1, static_cast<int>(c.n / 1000)), [&](int) { return nan; });
+                sprinkle(std::max<int>(1, static_cast<int>(c.n / 1000)), [&](int) { return -inf; });
+                x[static_cast<std::size_t>(c.n - 1)] = inf;
+            } else if (plant == "all -inf") {
+                for (float& v : x) v = -inf;
+                x[2] = nan;
+            } else if (plant == "equal") {
+                for (float& v : x) v = 2.5f;
+            } else if (plant == "few") {  // 7 candidates, the rest NaN or -inf
+                for (std::size_t i = 0; i < x.size(); ++i) x[i] = i % 2 == 0 ? -inf : nan;
+                for (std::size_t i = 3; i < x.size(); i += 14) x[i] = static_cast<float>(i % 3);
+            }
+            std::vector<int32_t> want_ids(static_cast<std::size_t>(k));
+            std::vector<float> want_values(static_cast<std::size_t>(k));
+            cpuref::top_k(x.data(), c.n, k, want_ids.data(), want_values.data());
+            DevMatrix dx = upload_matrix(gpu, &x, c.n, 1, 0, offset ? 1 : 0);
+            DevMatrix ids = upload_matrix(gpu, nullptr, k, 1), values = upload_matrix(gpu, nullptr, k, 1);
+            ids.view.type = DENSE_TYPE_I32;  // 4-byte words as well: the same view and poison checks
+            const std::string label = "n = " + std::to_string(c.n) + ", k = " + std::to_string(k) + ", " + plant +
+                                      (offset ? ", at +4 bytes" : "");
+            run_op(gpu, DENSE_OP_TOP_K, {dx.view}, {ids.view, values.view}, nullptr, label);
+            if (HasFatalFailure()) return;
+            const std::vector<float> got_ids = download_matrix(gpu, ids), got_values = download_matrix(gpu, values);
+            int wrong = 0;
+            for (int64_t i = 0; i < k; ++i) {
+                const auto u = static_cast<std::size_t>(i);
+                const bool same = std::bit_cast<int32_t>(got_ids[u]) == want_ids[u] &&
+                                  std::bit_cast<uint32_t>(got_values[u]) == std::bit_cast<uint32_t>(want_values[u]);
+                if (!same && wrong++ < 3) {
+                    ADD_FAILURE() << label << ", slot " << i << ": id " << std::bit_cast<int32_t>(got_ids[u])
+                                  << " value " << got_values[u] << ", cpu-ref id " << want_ids[u] << " value "
+                                  << want_values[u];
+                }
+            }
+            EXPECT_EQ(wrong, 0) << label;
         }
     }
 }

@@ -138,6 +138,12 @@ struct Fixture {
                 src = {plain(0, DENSE_TYPE_F32, 5120)};
                 dst = {plain(1, DENSE_TYPE_I32, 1)};
                 break;
+            case DENSE_OP_TOP_K:  // the 27B's vocabulary, the chat default k
+                src = {plain(0, DENSE_TYPE_F32, 248320)};
+                dst = {plain(1, DENSE_TYPE_I32, 40), plain(2, DENSE_TYPE_F32, 40)};
+                call.workspace = fake(6);
+                call.workspace_bytes = uint64_t{1} << 20;
+                break;
             default:
                 ADD_FAILURE() << "no fixture for op " << kind;
         }
@@ -167,7 +173,7 @@ const std::vector<dense_op_kind>& activation_kinds() {
     static const std::vector<dense_op_kind> kinds = {
         DENSE_OP_RMS_NORM,      DENSE_OP_ROPE,     DENSE_OP_ATTN_DECODE,     DENSE_OP_GDN_DECODE,
         DENSE_OP_CONV1D_CAUSAL, DENSE_OP_SWIGLU,   DENSE_OP_L2_NORM,         DENSE_OP_GATED_RMS_NORM,
-        DENSE_OP_GDN_GATES,     DENSE_OP_KV_STORE, DENSE_OP_CHECK_FINITE};
+        DENSE_OP_GDN_GATES,     DENSE_OP_KV_STORE, DENSE_OP_CHECK_FINITE,   DENSE_OP_TOP_K};
     return kinds;
 }
 
@@ -356,6 +362,26 @@ std::vector<Mutation> op_mutations(dense_op_kind kind) {
             m.push_back({"x is 2-D strided", [](Fixture& f) { f.src[0] = plain(0, DENSE_TYPE_F32, 512, 10, 600); },
                          "src0 (x)"});
             break;
+        case DENSE_OP_TOP_K:
+            m.push_back({"k = 0", [](Fixture& f) { f.dst[0].ne[0] = f.dst[1].ne[0] = 0; }, "dst0 (ids)"});
+            m.push_back({"k = 65",
+                         [](Fixture& f) { f.dst = {plain(1, DENSE_TYPE_I32, 65), plain(2, DENSE_TYPE_F32, 65)}; },
+                         "dst0 (ids): TOP_K keeps 1 to 64"});
+            m.push_back({"ids are f32", [](Fixture& f) { f.dst[0].type = DENSE_TYPE_F32; }, "dst0 (ids)"});
+            m.push_back({"values are i32", [](Fixture& f) { f.dst[1].type = DENSE_TYPE_I32; }, "dst1 (values)"});
+            m.push_back({"values shorter", [](Fixture& f) { f.dst[1].ne[0] = 39; }, "dst1 (values)"});
+            m.push_back({"values over ids", [](Fixture& f) { f.dst[1].data = f.dst[0].data; },
+                         "dst1 (values) overlaps dst0 (ids)"});
+            m.push_back({"ids inside x", [](Fixture& f) { f.dst[0].data = f.src[0].data; }, "overlaps src0 (x)"});
+            m.push_back({"x is 2-D", [](Fixture& f) { f.src[0] = plain(0, DENSE_TYPE_F32, 2048, 2); }, "src0 (x)"});
+            m.push_back({"no workspace", [](Fixture& f) { f.call.workspace = nullptr; }, "workspace is NULL",
+                         DENSE_E_INVALID_ARGUMENT, true});
+            m.push_back({"workspace one list short", [](Fixture& f) { f.call.workspace_bytes = 60 * 40 * 8; },
+                         "workspace is smaller", DENSE_E_INVALID_ARGUMENT, true});
+            m.push_back({"workspace misaligned",
+                         [](Fixture& f) { f.call.workspace = static_cast<char*>(f.call.workspace) + 4; },
+                         "not aligned to 8 bytes", DENSE_E_INVALID_ARGUMENT, true});
+            break;
         default:
             break;
     }
@@ -417,7 +443,8 @@ TEST_P(CudaActivationOps, RegistersOneImplPerActivationOp) {
                 EXPECT_NE(op.impl.supports, nullptr) << op.name;
                 EXPECT_NE(op.impl.run, nullptr) << op.name;
                 EXPECT_EQ(op.name.rfind(GetParam() + ".", 0), 0u) << op.name;
-                EXPECT_EQ(op.impl.workspace_bytes != nullptr, kind == DENSE_OP_ATTN_DECODE) << op.name;
+                EXPECT_EQ(op.impl.workspace_bytes != nullptr, kind == DENSE_OP_ATTN_DECODE || kind == DENSE_OP_TOP_K)
+                    << op.name;
             }
         EXPECT_EQ(n, 1) << "op kind " << kind;
         EXPECT_EQ(fused, fuses_quantize(kind) ? 1 : 0) << "op kind " << kind;
@@ -602,6 +629,26 @@ TEST_P(CudaActivationOps, AttentionWorkspaceFollowsTheContextLength) {
     EXPECT_EQ(i.run(i.user, &f.call), DENSE_E_INVALID_ARGUMENT);
     ASSERT_EQ(host_.logs().size(), 1u) << host_.log_text();
     EXPECT_NE(host_.logs()[0].message.find("workspace is NULL"), std::string::npos) << host_.logs()[0].message;
+}
+
+// TOP_K's first kernel leaves one list of k 8-byte keys per block of 4,096 elements for the second.
+TEST_P(CudaActivationOps, TopKWorkspaceIsOneBestListPerBlock) {
+    const dense_op_impl& i = impl(DENSE_OP_TOP_K);
+    struct Case {
+        int64_t n, k;
+        uint64_t bytes;
+    };
+    for (const Case& c : {Case{248320, 40, 61 * 40 * 8}, Case{248320, 64, 61 * 64 * 8}, Case{4096, 1, 8},
+                          Case{4097, 1, 16}, Case{1, 64, 64 * 8}, Case{151936, 40, 38 * 40 * 8}}) {
+        Fixture f(DENSE_OP_TOP_K);
+        f.src[0] = plain(0, DENSE_TYPE_F32, c.n);
+        f.dst = {plain(1, DENSE_TYPE_I32, c.k), plain(2, DENSE_TYPE_F32, c.k)};
+        EXPECT_EQ(i.workspace_bytes(i.user, &f.finish()), c.bytes) << "n " << c.n << ", k " << c.k;
+    }
+    Fixture f(DENSE_OP_TOP_K);
+    f.dst[1].type = DENSE_TYPE_I32;  // refused: no workspace either
+    EXPECT_EQ(i.workspace_bytes(i.user, &f.finish()), 0u);
+    EXPECT_TRUE(host_.logs().empty()) << host_.log_text();
 }
 
 TEST_P(CudaActivationOps, WithoutAGpuAValidCallFailsWithOneLogLine) {

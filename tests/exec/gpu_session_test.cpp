@@ -713,6 +713,40 @@ TEST(GpuSession, DeviceGreedyChoiceIsTheHostScanOfTheSameLogits) {
     }
 }
 
+// The token step's k best logits on the GPU (TOP_K at the end of the step, ABI 1.15) are the host's
+// candidates over the same logits, ids and value bits: after a prompt whose last token ends a batched
+// step (the head alone) and after token steps, replayed from the captured graph and run op by op,
+// for the chat default k = 40 and for k = 1 and 64; each step is fed the token drawn from them.
+TEST(GpuSession, DeviceTopKIsTheHostsCandidatesOfTheSameLogits) {
+    REQUIRE_GPU(gpu);
+    const SynthFile f = synth_tiny("seed-iq4");
+    for (const int32_t k : {40, 1, DENSE_TOP_K_MAX}) {
+        for (const bool captured : {false, true}) {
+            exec::SessionOptions o;
+            o.n_ctx = 128;
+            o.kv_type = DENSE_TYPE_F16;
+            o.device = *gpu;
+            o.device_graph = captured;
+            o.device_top_k = k;
+            auto s = std::make_unique<exec::Session>(f.model->bound, qwen35_spec(), all_packs(), o);
+            const std::string where = std::string(captured ? "captured" : "op by op") + ", k = " + std::to_string(k);
+            const auto prompt = random_prompt(33, static_cast<int32_t>(s->n_vocab()), 11);
+            s->prefill(prompt, true);
+            text::SamplerConfig cfg;
+            cfg.top_k = k;
+            cfg.seed = 9;
+            text::Sampler sampler(cfg);
+            for (int i = 0; i < 8; ++i) {
+                const auto top = expect_device_top_k(*s, k, where + ", step " + std::to_string(i));
+                ASSERT_TRUE(top.has_value());
+                s->step(sampler.sample_from_top(top->ids, top->values), true);
+            }
+            s->step(0, false);
+            EXPECT_FALSE(s->top_k().has_value()) << where;
+        }
+    }
+}
+
 // Bad input is refused before anything runs on the GPU, and the session goes on as if it never came.
 TEST(GpuSession, BadTokenIsRefusedOnTheGpuWithoutSideEffects) {
     REQUIRE_GPU(gpu);

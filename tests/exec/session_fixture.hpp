@@ -12,8 +12,11 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <fstream>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -43,10 +46,12 @@ inline std::unique_ptr<Model> bind_file(gguf::GgufFile file) {
     return m;
 }
 
-inline std::unique_ptr<exec::Session> make_session(const Model& m, int64_t n_ctx, dense_type_id kv = DENSE_TYPE_F32) {
+inline std::unique_ptr<exec::Session> make_session(const Model& m, int64_t n_ctx, dense_type_id kv = DENSE_TYPE_F32,
+                                                   int32_t device_top_k = 0) {
     exec::SessionOptions o;
     o.n_ctx = n_ctx;
     o.kv_type = kv;
+    o.device_top_k = device_top_k;
     return std::make_unique<exec::Session>(m.bound, qwen35_spec(), cpu_ref_packs(), o);
 }
 
@@ -68,6 +73,33 @@ inline int32_t expect_device_greedy_chain(exec::Session& s, int steps, const std
         tok = *chosen;
     }
     return tok;
+}
+
+// After a step (or prompt) with logits: the session's k best logits (Session::top_k, TOP_K on the
+// session's device) must be there and must be the host's candidates over the same logits
+// (text::sorted_candidates), ids and value bits, padded with (-1, -inf). Returns the device's ones.
+inline std::optional<exec::TopCandidates> expect_device_top_k(const exec::Session& s, int32_t k,
+                                                              const std::string& where) {
+    const auto top = s.top_k();
+    EXPECT_TRUE(top.has_value()) << where << ": the device's packs register TOP_K";
+    if (!top) return top;
+    const auto want = text::sorted_candidates(s.logits(), k);
+    EXPECT_EQ(top->ids.size(), static_cast<size_t>(k)) << where;
+    EXPECT_EQ(top->values.size(), static_cast<size_t>(k)) << where;
+    int wrong = 0;
+    for (size_t i = 0; i < top->ids.size() && i < top->values.size(); ++i) {
+        const bool some = i < want.size();
+        const int32_t id = some ? want[i].id : -1;
+        const float value = some ? want[i].logit : -std::numeric_limits<float>::infinity();
+        const bool same =
+            top->ids[i] == id && std::bit_cast<uint32_t>(top->values[i]) == std::bit_cast<uint32_t>(value);
+        if (!same && wrong++ < 3) {
+            ADD_FAILURE() << where << ", slot " << i << ": device id " << top->ids[i] << " value " << top->values[i]
+                          << ", host id " << id << " value " << value;
+        }
+    }
+    EXPECT_EQ(wrong, 0) << where;
+    return top;
 }
 
 inline std::vector<int32_t> golden_tokens() {

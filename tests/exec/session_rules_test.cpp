@@ -67,6 +67,52 @@ TEST(SessionRules, DeviceGreedyChoiceIsTheHostScanOfTheSameLogits) {
     EXPECT_FALSE(s->greedy_token().has_value());
 }
 
+// A session asked for the sampler's top_k (SessionOptions::device_top_k) ends a step with logits with the
+// k best on its device (TOP_K, ABI 1.15; cpu-ref here, the GPU packs in gpu_session_test.cpp): the host's
+// candidates over the same logits, after a prompt and after token steps, and the token drawn from them
+// is the one the sampler draws from all the logits. None after a state-only step, a reset, or in a
+// session that did not ask (or asked for more than DENSE_TOP_K_MAX).
+TEST(SessionRules, DeviceTopKIsTheHostsCandidatesOfTheSameLogits) {
+    auto model = golden();
+    const auto ids = golden_tokens();
+    const int32_t k = 40;
+    auto s = make_session(*model, static_cast<int64_t>(ids.size()) + 16, DENSE_TYPE_F32, k);
+    EXPECT_FALSE(s->top_k().has_value());
+    s->prefill(ids, true);
+    text::SamplerConfig cfg;  // temperature 0.8, top_k 40
+    cfg.seed = 5;
+    text::Sampler device(cfg), host(cfg);
+    std::vector<int32_t> history(ids.begin(), ids.end());
+    for (int i = 0; i < 6; ++i) {
+        const auto top = expect_device_top_k(*s, k, "cpu-ref, step " + std::to_string(i));
+        ASSERT_TRUE(top.has_value());
+        ASSERT_TRUE(device.takes_top_k(history, static_cast<int32_t>(top->ids.size())));
+        const int32_t tok = device.sample_from_top(top->ids, top->values);
+        EXPECT_EQ(tok, host.sample(s->logits(), history)) << "step " << i;
+        EXPECT_TRUE(s->greedy_token().has_value()) << "ARGMAX still there";
+        history.push_back(tok);
+        s->step(tok, true);
+    }
+    s->step(history.back(), false);
+    EXPECT_FALSE(s->top_k().has_value());
+    s->step(history.back(), true);
+    EXPECT_TRUE(s->top_k().has_value());
+    s->reset();
+    EXPECT_FALSE(s->top_k().has_value());
+    for (const int32_t none : {0, DENSE_TOP_K_MAX + 1}) {
+        auto plain = make_session(*model, 16, DENSE_TYPE_F32, none);
+        plain->step(ids[0], true);
+        EXPECT_FALSE(plain->top_k().has_value()) << "device_top_k " << none;
+        EXPECT_TRUE(plain->greedy_token().has_value());
+    }
+    // k = 1 and k = DENSE_TOP_K_MAX, after a single token step.
+    for (const int32_t edge : {1, DENSE_TOP_K_MAX}) {
+        auto e = make_session(*model, 16, DENSE_TYPE_F32, edge);
+        e->step(ids[0], true);
+        expect_device_top_k(*e, edge, "k = " + std::to_string(edge));
+    }
+}
+
 TEST(SessionRules, NanStepLeavesStateAndPositionUntouched) {
     const int32_t poisoned = 7;
     auto model = golden_with_nan_row(poisoned);

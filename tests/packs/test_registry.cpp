@@ -67,6 +67,7 @@ TEST(OpRegistry, OpKindNamesCoverTheClosedList) {
     }
     EXPECT_EQ(op_kind_name(DENSE_OP_GEMV_Q), "gemv_q");
     EXPECT_EQ(op_kind_name(DENSE_OP_GATED_RMS_NORM), "gated_rms_norm");
+    EXPECT_EQ(op_kind_name(DENSE_OP_TOP_K), "top_k");
     EXPECT_EQ(op_kind_name(99), "op#99");
     EXPECT_EQ(op_kind_from_name("nope"), std::nullopt);
     EXPECT_EQ(to_string(kKey), "gemv_q(q4_k, q8_k, cpu)");

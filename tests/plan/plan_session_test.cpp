@@ -16,17 +16,19 @@
 namespace dense::test {
 namespace {
 
-plan::PlanRequest cpu_request(int64_t n_ctx, dense_type_id kv) {
+plan::PlanRequest cpu_request(int64_t n_ctx, dense_type_id kv, int32_t device_top_k) {
     plan::PlanRequest r;
     r.n_ctx = n_ctx;
     r.kv_type = kv;
+    r.device_top_k = device_top_k;
     r.target = plan::target_for_device(cpu_ref_packs(), 0);
     return r;
 }
 
-void expect_session_matches_plan(const Model& m, int64_t n_ctx, dense_type_id kv) {
-    const auto bill = plan::make_plan(m.bound, qwen35_spec(), &cpu_ref_packs(), cpu_request(n_ctx, kv));
-    auto session = make_session(m, n_ctx, kv);
+// device_top_k: the session keeps the k best logits on the device (two more step outputs, TOP_K's node).
+void expect_session_matches_plan(const Model& m, int64_t n_ctx, dense_type_id kv, int32_t device_top_k = 0) {
+    const auto bill = plan::make_plan(m.bound, qwen35_spec(), &cpu_ref_packs(), cpu_request(n_ctx, kv, device_top_k));
+    auto session = make_session(m, n_ctx, kv, device_top_k);
     EXPECT_EQ(session->memory_bytes(), bill.allocated());
     EXPECT_EQ(session->allocated_by_label(), bill.bytes_by_label());
     // The session's own bill (made from its built graph) has the same lines.
@@ -46,6 +48,7 @@ TEST(PlanSession, CpuRefSessionAllocatesExactlyThePlan) {
     const auto m = synth_tiny();
     expect_session_matches_plan(*m, 300, DENSE_TYPE_F16);
     expect_session_matches_plan(*m, 1, DENSE_TYPE_F32);
+    expect_session_matches_plan(*m, 300, DENSE_TYPE_F16, 40);
 }
 
 TEST(PlanSession, GoldenModelSessionAllocatesExactlyThePlan) {

@@ -230,6 +230,104 @@ TEST(Sampler, PenaltyChangesTheGreedyChoice) {
     EXPECT_EQ(s.sample(logits, std::vector<int32_t>{0}), 1);  // 3 / 1.5 = 2 < 2.5
 }
 
+// The device path (TOP_K, ABI 1.15): the k best as a device returns them (sorted_candidates' order,
+// padded with id -1 past the candidates), drawn from by sample_from_top, give the token sample() gives
+// over all the logits, step after step from the same seed: the same candidates, the same random draws.
+// Logits with ties, -inf and fewer candidates than k included; choose() over sorted_candidates too.
+TEST(Sampler, DrawingFromTheTopKIsTheSameTokenAsFromAllTheLogits) {
+    struct Setting {
+        float temperature, top_p, min_p;
+        int32_t top_k;
+    };
+    const Setting settings[] = {
+        {0.8f, 0.95f, 0.05f, 40}, {2.0f, 1.0f, 0.0f, 64}, {1.0f, 0.5f, 0.0f, 1}, {0.3f, 0.9f, 0.1f, 7}};
+    std::mt19937_64 shape(77);
+    int draws = 0, not_the_best = 0;
+    for (const Setting& st : settings) {
+        for (uint64_t seed = 0; seed < 40; ++seed) {
+            SamplerConfig cfg;
+            cfg.temperature = st.temperature;
+            cfg.top_k = st.top_k;
+            cfg.top_p = st.top_p;
+            cfg.min_p = st.min_p;
+            cfg.seed = 1000 + seed;
+            Sampler host(cfg), device(cfg), chooser(cfg);
+            std::vector<int32_t> history;
+            for (int step = 0; step < 12; ++step) {
+                std::vector<float> logits = random_logits(seed * 100 + static_cast<uint64_t>(step), 3000);
+                for (int i = 0; i < 20; ++i) logits[shape() % logits.size()] = 9.0f;  // ties among the best
+                for (int i = 0; i < 50; ++i) logits[shape() % logits.size()] = -std::numeric_limits<float>::infinity();
+                if (step % 4 == 3)  // fewer candidates than k: the device pads
+                    for (size_t i = 0; i < logits.size(); ++i)
+                        if (i % 500 != 0) logits[i] = -std::numeric_limits<float>::infinity();
+                const auto top = sorted_candidates(logits, cfg.top_k);
+                std::vector<int32_t> ids(static_cast<size_t>(cfg.top_k), -1);
+                std::vector<float> values(static_cast<size_t>(cfg.top_k), -std::numeric_limits<float>::infinity());
+                for (size_t i = 0; i < top.size(); ++i) {
+                    ids[i] = top[i].id;
+                    values[i] = top[i].logit;
+                }
+                ASSERT_TRUE(device.takes_top_k(history, cfg.top_k));
+                const int32_t want = host.sample(logits, history);
+                ASSERT_EQ(device.sample_from_top(ids, values), want) << "seed " << seed << " step " << step;
+                ASSERT_EQ(chooser.choose(sorted_candidates(logits, cfg.top_k)), want)
+                    << "seed " << seed << " step " << step;
+                history.push_back(want);
+                not_the_best += want != top.front().id;
+                ++draws;
+            }
+        }
+    }
+    EXPECT_EQ(draws, 4 * 40 * 12);
+    EXPECT_GT(not_the_best, 200) << "the settings really sample (not only the best token)";
+    // No candidate (every slot padded) is the same error as every logit -inf.
+    Sampler s(SamplerConfig{});
+    try {
+        (void)s.sample_from_top(std::vector<int32_t>(40, -1),
+                                std::vector<float>(40, -std::numeric_limits<float>::infinity()));
+        ADD_FAILURE() << "no error for a top k without candidates";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Numeric);
+        EXPECT_NE(std::string(e.what()).find("every logit is -inf"), std::string::npos) << e.what();
+    }
+}
+
+// takes_top_k: only where sample() would draw from exactly the device's k best, unchanged; and the k
+// a run asks the device for (device_top_k_for) is one that every history then takes.
+TEST(Sampler, TakesTheDevicesTopKOnlyWhereSampleWouldDrawFromThem) {
+    SamplerConfig cfg;  // temperature 0.8, top_k 40, no penalty
+    const std::vector<int32_t> history = {1, 2, 3};
+    EXPECT_TRUE(Sampler(cfg).takes_top_k(history, 40));
+    EXPECT_TRUE(Sampler(cfg).takes_top_k({}, 40));
+    EXPECT_FALSE(Sampler(cfg).takes_top_k(history, 64)) << "the device kept another k";
+    EXPECT_FALSE(Sampler(cfg).takes_top_k(history, 0));
+    EXPECT_EQ(device_top_k_for(cfg, 64), 40);
+    EXPECT_EQ(device_top_k_for(cfg, 39), 0) << "more than the device may keep";
+    SamplerConfig greedy = cfg;
+    greedy.temperature = 0.0f;
+    EXPECT_FALSE(Sampler(greedy).takes_top_k(history, 40));
+    EXPECT_EQ(device_top_k_for(greedy, 64), 0);
+    SamplerConfig all = cfg;
+    all.top_k = 0;  // every logit is a candidate
+    EXPECT_FALSE(Sampler(all).takes_top_k(history, 0));
+    EXPECT_EQ(device_top_k_for(all, 64), 0);
+    SamplerConfig penalized = cfg;
+    penalized.repeat_penalty = 1.1f;
+    EXPECT_FALSE(Sampler(penalized).takes_top_k(history, 40)) << "a penalty changes the logits first";
+    EXPECT_TRUE(Sampler(penalized).takes_top_k({}, 40)) << "nothing to penalize yet";
+    EXPECT_EQ(device_top_k_for(penalized, 64), 0);
+    for (const auto edit : {+[](SamplerConfig& c) { c.presence_penalty = 0.5f; },
+                            +[](SamplerConfig& c) { c.frequency_penalty = 0.5f; }}) {
+        SamplerConfig c = cfg;
+        edit(c);
+        EXPECT_FALSE(Sampler(c).takes_top_k(history, 40));
+        EXPECT_EQ(device_top_k_for(c, 64), 0);
+    }
+    penalized.penalty_last_n = 0;  // the window is off: no penalty ever applies
+    EXPECT_TRUE(Sampler(penalized).takes_top_k(history, 40));
+    EXPECT_EQ(device_top_k_for(penalized, 64), 40);
+}
+
 TEST(Sampler, Errors) {
     SamplerConfig cfg;
     Sampler s(cfg);

@@ -1,11 +1,14 @@
-// SWIGLU, CHECK_FINITE and ARGMAX (same views as cpu-ref's elementwise_ops.cpp; ARGMAX's contract is
-// pack-common's argmax_contract.hpp).
+// SWIGLU, CHECK_FINITE, ARGMAX and TOP_K (same views as cpu-ref's elementwise_ops.cpp; the contracts of
+// ARGMAX and TOP_K are pack-common's argmax_contract.hpp and top_k_contract.hpp).
 #include "act_handlers.hpp"
 
 #include "act_quantized_copy.hpp"
 #include "kernels/act_launchers.hpp"
 
 #include <dense/pack_common/argmax_contract.hpp>
+#include <dense/pack_common/top_k_contract.hpp>
+
+#include <cstdint>
 
 namespace dense::cuda::act {
 
@@ -56,6 +59,28 @@ std::string handle_argmax(Invocation& inv) {
     if (!err.empty() || inv.phase != Phase::Run) return err;
     launch(inv, "argmax launch", [&](cudaStream_t s) {
         return launch_argmax(f32_in(c.src[0]), n, static_cast<int32_t*>(c.dst[0].data), s);
+    });
+    return {};
+}
+
+// x {n} -> ids I32 {k}, values F32 {k} (device memory): the k best candidates (DENSE_OP_TOP_K). Its
+// two kernels pass the blocks' best lists through the workspace (top_k_workspace_bytes).
+std::string handle_top_k(Invocation& inv) {
+    const dense_op_call& c = inv.call;
+    int64_t n = 0, k = 0;
+    std::string err = first_error([&] { return check_counts(c, 1, 2); },
+                                  [&] { return pack_common::check_top_k_call(c, n, k); });
+    if (!err.empty() || inv.phase == Phase::Check) return err;
+    inv.workspace_needed = top_k_workspace_bytes(n, k);
+    if (inv.phase != Phase::Run) return {};
+    if (c.workspace == nullptr || c.workspace_bytes < inv.workspace_needed)
+        return "workspace is " + std::string(c.workspace == nullptr ? "NULL" : "smaller") + " (" +
+               std::to_string(c.workspace_bytes) + " bytes), this call needs " + std::to_string(inv.workspace_needed) +
+               " bytes (see workspace_bytes())";
+    if (reinterpret_cast<uintptr_t>(c.workspace) % alignof(uint64_t) != 0) return "workspace is not aligned to 8 bytes";
+    launch(inv, "top_k launch", [&](cudaStream_t s) {
+        return launch_top_k(f32_in(c.src[0]), n, k, static_cast<int32_t*>(c.dst[0].data), f32_out(c.dst[1]),
+                            c.workspace, s);
     });
     return {};
 }

@@ -65,6 +65,7 @@ std::string handle_gdn_step(Invocation& inv);
 std::string handle_swiglu(Invocation& inv);
 std::string handle_check_finite(Invocation& inv);
 std::string handle_argmax(Invocation& inv);
+std::string handle_top_k(Invocation& inv);
 
 // ---- helpers shared by the handlers ---------------------------------------------------------------
 

@@ -35,6 +35,7 @@ Handler activation_handler(dense_op_kind kind) noexcept {
         case DENSE_OP_KV_STORE: return handle_kv_store;
         case DENSE_OP_CHECK_FINITE: return handle_check_finite;
         case DENSE_OP_ARGMAX: return handle_argmax;
+        case DENSE_OP_TOP_K: return handle_top_k;
         default: return nullptr;
     }
 }
@@ -126,8 +127,10 @@ dense_op_impl make_activation_impl(OpContext& ctx) noexcept {
     impl.user = &ctx;
     impl.supports = supports_cb;
     impl.run = run_cb;
-    // Only ATTN_DECODE asks for scratch; the others need none (NULL tells the host so).
-    impl.workspace_bytes = ctx.kind == DENSE_OP_ATTN_DECODE ? workspace_bytes_cb : nullptr;
+    // Only ATTN_DECODE (split partials) and TOP_K (the blocks' best lists) ask for scratch; the others
+    // need none (NULL tells the host so).
+    const bool scratch = ctx.kind == DENSE_OP_ATTN_DECODE || ctx.kind == DENSE_OP_TOP_K;
+    impl.workspace_bytes = scratch ? workspace_bytes_cb : nullptr;
     return impl;
 }
 
@@ -147,6 +150,7 @@ void plan_activation_ops(PackState& state) {
         {DENSE_OP_KV_STORE, "kv_store"},
         {DENSE_OP_CHECK_FINITE, "check_finite"},
         {DENSE_OP_ARGMAX, "argmax"},
+        {DENSE_OP_TOP_K, "top_k"},
         {DENSE_OP_GDN_STEP, "gdn_step"},
         {DENSE_OP_ATTN_PREP, "attn_prep"},
     };

@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/loaded_model.hpp"
 #include "cli/logits_writer.hpp"
+#include "cli/sampling_setup.hpp"
 #include "cli/vram_guard.hpp"
 #include "core/error.hpp"
 #include "exec/session.hpp"
@@ -64,24 +65,23 @@ struct Runner {
     // Samples up to max_tokens tokens, streaming text (or ids). Returns the last sampled token if
     // it was NOT fed back (generation stopped on it or at the limit), for the next chat turn.
     std::optional<int32_t> generate(const model::RunConfig& config, bool print_ids, std::vector<int32_t>& history) {
-        text::SamplerConfig sc;
-        sc.temperature = static_cast<float>(config.sampling.temperature);
-        sc.top_k = static_cast<int32_t>(config.sampling.top_k);
-        sc.top_p = static_cast<float>(config.sampling.top_p);
-        sc.min_p = static_cast<float>(config.sampling.min_p);
-        sc.repeat_penalty = static_cast<float>(config.sampling.repeat_penalty);
-        sc.presence_penalty = static_cast<float>(config.sampling.presence_penalty);
-        sc.penalty_last_n = static_cast<int32_t>(config.sampling.repeat_last_n);
-        sc.seed = config.sampling.seed;
-        text::Sampler sampler(sc);
+        text::Sampler sampler(sampler_config(config));
         text::TextStream stream(*tokenizer, config.sampling.stop);
         const auto t = Clock::now();
         std::optional<int32_t> unfed;
         std::string ids_text;
         for (int64_t n = 0; n < config.sampling.max_tokens; ++n) {
             // Greedy without penalties: the device's ARGMAX where the session has it (the same token
-            // as the sampler's scan; the logits then never cross the bus), else the sampler.
-            const auto chosen = sampler.is_plain_greedy(history) ? session->greedy_token() : std::nullopt;
+            // as the sampler's scan); sampled without penalties: the draw from the device's top k
+            // (TOP_K: the candidates the sampler would build, the same random sequence). The logits
+            // then never cross the bus. Else the sampler over the logits.
+            std::optional<int32_t> chosen;
+            if (sampler.is_plain_greedy(history)) {
+                chosen = session->greedy_token();
+            } else if (const auto top = session->top_k();
+                       top && sampler.takes_top_k(history, static_cast<int32_t>(top->ids.size()))) {
+                chosen = sampler.sample_from_top(top->ids, top->values);
+            }
             const int32_t tok = chosen ? *chosen : sampler.sample(session->logits(), history);
             history.push_back(tok);
             ++counters.generated;
@@ -133,6 +133,8 @@ std::unique_ptr<Runner> start(const model::RunConfig& config, const GenerateFlag
     so.keep_page_cache = config.keep_page_cache;
     so.bus_read_share = config.bus_read_share;
     so.prefill_chunk = config.prefill_chunk;
+    // A sampled run without penalties draws from the k best logits the device keeps (TOP_K, ABI 1.15).
+    so.device_top_k = session_top_k(config);
     // The main device (the best GPU with a usable pack) unless the config asks for the CPU. A GPU
     // pack that lacks an op this model needs is reported, and the run falls back to the CPU reference.
     so.device = config.placement == model::Placement::Cpu ? 0 : r->packs->main_device_index();

@@ -5,6 +5,7 @@
 // split onto the CPU that would fit, and --allow-cpu-split accepts that split (exit 0).
 #include "cli/commands.hpp"
 #include "cli/loaded_model.hpp"
+#include "cli/sampling_setup.hpp"
 #include "core/error.hpp"
 #include "plan/plan_target.hpp"
 #include "plan/plan_verdict.hpp"
@@ -34,6 +35,7 @@ int cmd_plan(model::RunConfig config, const PlanFlags& flags, const packs::PackP
     request.kv_type = config.kv_type == "f32" ? DENSE_TYPE_F32 : DENSE_TYPE_F16;
     request.bus_read_share = config.bus_read_share;
     request.prefill_chunk = config.prefill_chunk;
+    request.device_top_k = session_top_k(config);  // the graph a run of this config builds
     request.target = plan::choose_target(packs, config.placement);
     const auto budget = plan::choose_budget(request.target, config.vram_budget, config.vram_budget_source);
     const plan::PlanReport report = plan::plan_and_judge(model->bound, model->spec, &packs, request, budget, true,

@@ -35,6 +35,7 @@ void place_in_vram(const LoadedModel& model, const packs::PackManager& packs, ex
     request.gemv_activation = options.gemv_activation;
     request.bus_read_share = options.bus_read_share;
     request.prefill_chunk = options.prefill_chunk;
+    request.device_top_k = options.device_top_k;
     request.target = target;
     const plan::PlanReport report =
         plan::plan_and_judge(model.bound, model.spec, &packs, request, budget, false, config.model.filename().string());

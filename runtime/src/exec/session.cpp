@@ -69,7 +69,8 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
 
     // The graph options a plan of this session uses too (plan/graph_options.hpp): same graph, same bill.
     graph::GraphOptions go =
-        plan::session_graph_options(packs, options.device, options.n_ctx, options.kv_type, options.gemv_activation);
+        plan::session_graph_options(packs, options.device, options.n_ctx, options.kv_type, options.gemv_activation,
+                                    options.device_top_k);
     go.weight_pointer = [this](const gguf::TensorInfo* t) { return weights_->pointer(t); };
     gemm_free_order_ = go.gemm_free_order;
     if (split != nullptr)
@@ -144,12 +145,24 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     step_inputs_ = static_cast<int32_t*>(buffers_[in.token]);
     if (buffers_[in.status] != step_inputs_ + 3 || buffers_[in.greedy] != step_inputs_ + 4)
         throw Error(ErrorKind::Internal, "step inputs are not packed");
+    // The top k's ids and values right after the greedy word: the same copy brings them back.
+    if (in.top_k_ids != 0) {
+        const int32_t k = go.top_k_on_device;
+        if (in.top_k_ids != in.token + 5 || in.top_k_values != in.token + 6)
+            throw Error(ErrorKind::Internal, "graph top-k outputs do not follow the step inputs");
+        if (buffers_[in.top_k_ids] != step_inputs_ + 5 || buffers_[in.top_k_values] != step_inputs_ + 5 + k)
+            throw Error(ErrorKind::Internal, "top-k outputs are not packed after the step inputs");
+    }
 
     std::vector<void*> base = buffers_;
     graph_[0].resolve(base);
     graph::select_ops(graph_[0], packs, options.device);
     greedy_on_device_ = std::any_of(graph_[0].nodes.begin(), graph_[0].nodes.end(),
                                     [](const graph::Node& n) { return n.key.op == DENSE_OP_ARGMAX; });
+    const bool has_top_k = std::any_of(graph_[0].nodes.begin(), graph_[0].nodes.end(),
+                                       [](const graph::Node& n) { return n.key.op == DENSE_OP_TOP_K; });
+    if (has_top_k != (in.top_k_ids != 0)) throw Error(ErrorKind::Internal, "graph TOP_K node without its outputs");
+    top_k_ = has_top_k ? go.top_k_on_device : 0;
     // GEMVs on one input as one list call where the pack has it (graph/gemv_lists.hpp); parity 1 is
     // a copy of the merged graph, resolved with the banks swapped.
     graph::merge_gemv_lists(graph_[0], packs, options.device);
@@ -238,7 +251,8 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     device_graph_ = options.device_graph && memory_->can_capture();
     logits_host_ = {static_cast<float*>(memory_->alloc_host(static_cast<uint64_t>(graph_[0].n_vocab) * 4)),
                     static_cast<size_t>(graph_[0].n_vocab)};
-    step_io_host_ = static_cast<int32_t*>(memory_->alloc_host(kStepIoWords * sizeof(int32_t)));
+    step_io_host_ = static_cast<int32_t*>(memory_->alloc_host((kStepIoWords + 2 * static_cast<size_t>(top_k_)) *
+                                                              sizeof(int32_t)));
     hidden_host_.resize(static_cast<size_t>(graph_[0].n_embd));
 
     // What was allocated must be the plan's bill of this session, label by label: budgets are
@@ -406,6 +420,7 @@ void Session::run_head_alone() {
                                             "position " + std::to_string(position_) + ")");
     logits_valid_ = true;
     greedy_valid_ = greedy_on_device_;
+    top_k_valid_ = top_k_ > 0;
 }
 
 void Session::run_batch(BatchedStep& b, std::span<const int32_t> tokens, void* marks) {
@@ -669,20 +684,25 @@ void Session::step_with(int32_t token, bool want_logits, void* marks) {
     ++steps_;
     logits_valid_ = want_logits;
     greedy_valid_ = want_logits && greedy_on_device_;
+    top_k_valid_ = want_logits && top_k_ > 0;
     hidden_source_ = buffers_[g.hidden];
 }
 
 void Session::invalidate_outputs() noexcept {
     logits_valid_ = false;
     greedy_valid_ = false;
+    top_k_valid_ = false;
     logits_fresh_ = false;
     hidden_fresh_ = false;
 }
 
-// The status word, and the greedy word after it where the graph chose the token: one small copy. The
-// logits stay on the device until logits() asks for them.
+// The status word, and the greedy word after it where the graph chose the token, and the k ids and
+// values after that where it kept the top k (with them the greedy word comes too, unused where the graph
+// has no ARGMAX): one small copy. The logits stay on the device until logits() asks for them.
 void Session::read_back_outputs(bool want_logits) {
-    const size_t words = want_logits && greedy_on_device_ ? 2 : 1;
+    size_t words = 1;
+    if (want_logits && top_k_ > 0) words = 2 + 2 * static_cast<size_t>(top_k_);
+    else if (want_logits && greedy_on_device_) words = 2;
     memory_->to_host(step_io_host_ + 3, step_inputs_ + 3, words * sizeof(int32_t));
     memory_->sync();
 }
@@ -700,6 +720,14 @@ std::span<const float> Session::logits() const {
 std::optional<int32_t> Session::greedy_token() const noexcept {
     if (!greedy_valid_) return std::nullopt;
     return step_io_host_[4];
+}
+
+std::optional<TopCandidates> Session::top_k() const noexcept {
+    if (!top_k_valid_) return std::nullopt;
+    const auto k = static_cast<size_t>(top_k_);
+    // The values are F32 words of the same copy (TOP_K's dst1).
+    return TopCandidates{{step_io_host_ + kStepIoWords, k},
+                         {reinterpret_cast<const float*>(step_io_host_ + kStepIoWords + k), k}};
 }
 
 std::span<const float> Session::hidden() const {

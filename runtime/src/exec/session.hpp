@@ -3,11 +3,11 @@
 //
 // A step writes the token, its position and the number of attended positions into the step inputs,
 // runs every node on one stream with no host round trip (the LM head only when logits are wanted),
-// then reads back the status word (and, with logits, the device's greedy choice where the graph makes
-// it; the logits themselves only when logits() asks). Recurrent state is read from the active bank and
-// written to the staging bank; only a step that finished with status 0 commits (the banks swap and
-// the position advances). A step that hits NaN/Inf or an op error throws and leaves the previous
-// state and position exactly as they were.
+// then reads back the status word (and, with logits, the device's greedy choice and k best logits
+// where the graph makes them; the logits themselves only when logits() asks). Recurrent state is
+// read from the active bank and written to the staging bank; only a step that finished with status 0
+// commits (the banks swap and the position advances). A step that hits NaN/Inf or an op error throws
+// and leaves the previous state and position exactly as they were.
 #pragma once
 
 #include "exec/bus_copies.hpp"
@@ -74,6 +74,19 @@ struct SessionOptions {
     // state-only step each, which reads every weight once per chunk. Sessions with a row split
     // prefill token by token.
     int64_t prefill_chunk = -1;
+    // The sampler's top_k when a run samples without penalties (cli/cmd_generate.cpp), 0 = none: the
+    // token step then ends with the k best (id, logit) pairs on the device where its packs implement
+    // TOP_K (ABI 1.15; 1 <= k <= DENSE_TOP_K_MAX), read back with the status word (top_k()), and the
+    // logits cross the bus only when logits() asks for them.
+    int32_t device_top_k = 0;
+};
+
+// The k best logits of a step as the device chose them (Session::top_k): ids[i], values[i] for
+// i < k, best first (value descending, equal values by the lower id); past the candidates (fewer than
+// k logits other than -inf) id -1 and value -inf. Valid until the next step, prefill or reset.
+struct TopCandidates {
+    std::span<const int32_t> ids;
+    std::span<const float> values;
 };
 
 // One node's share of a profiled step (Session::profile_step).
@@ -142,6 +155,11 @@ public:
     // (ARGMAX, ABI 1.12): that choice, which is text::greedy_token(logits()) exactly; else nullopt
     // (the device's packs lack ARGMAX, or the last step computed no logits).
     std::optional<int32_t> greedy_token() const noexcept;
+    // After a step with want_logits, where the graph kept the k best logits on the device (TOP_K, ABI
+    // 1.15; SessionOptions::device_top_k): those, the candidates text::sorted_candidates(logits(), k)
+    // gives, bit for bit, padded; else nullopt (no device_top_k, packs without TOP_K, or the last step
+    // computed no logits).
+    std::optional<TopCandidates> top_k() const noexcept;
     std::span<const float> hidden() const;   // residual stream after the last step
     int64_t position() const noexcept { return position_; }
     uint64_t steps_run() const noexcept { return steps_; }  // committed steps since the session was made
@@ -214,9 +232,10 @@ private:
     // token of a batched step (copied into the token step's residual stream): logits without
     // another step. Only where head_alone_ (no row split or bus copy in the head).
     void run_head_alone();
-    // Every output of the last step (logits, greedy choice, hidden state) marked stale.
+    // Every output of the last step (logits, greedy choice, top k, hidden state) marked stale.
     void invalidate_outputs() noexcept;
-    // After a step's nodes: the status word (and the greedy word, with logits) to the host; syncs.
+    // After a step's nodes: the status word (and, with logits, the greedy word and the top k) to the
+    // host; syncs.
     void read_back_outputs(bool want_logits);
     // One batched prefill step of b.tokens tokens (node by node with `marks`, for a profile).
     void run_batch(BatchedStep& b, std::span<const int32_t> tokens, void* marks = nullptr);
@@ -253,10 +272,13 @@ private:
     std::unique_ptr<BusCopies> bus_copies_[2];  // [parity]
     graph::Graph graph_[2];       // [parity]: parity 1 has state banks A and B swapped
     std::vector<void*> buffers_;  // one per graph buffer
-    int32_t* step_inputs_ = nullptr;  // token, position, n_kv, status, greedy: adjacent, one copy per step
+    // token, position, n_kv, status, greedy, then with top_k_ > 0 the k ids and the k values:
+    // adjacent, one copy per step each way
+    int32_t* step_inputs_ = nullptr;
     static constexpr size_t kStepIoWords = 5;  // token, position, n_kv, status, greedy
     int32_t* step_io_host_ = nullptr;  // their host side (page-locked where the pack can)
     bool greedy_on_device_ = false;    // the token graph ends with ARGMAX into step_inputs_[4]
+    int32_t top_k_ = 0;                // k of the token graph's TOP_K into step_inputs_[5, 5 + 2k); 0: none
     int parity_ = 0;
     bool device_graph_ = false;
     void* step_graph_[2][2] = {};  // [parity][want_logits], captured on first use
@@ -273,6 +295,7 @@ private:
     uint64_t steps_ = 0;
     bool logits_valid_ = false;
     bool greedy_valid_ = false;     // step_io_host_[4] holds the last step's device choice
+    bool top_k_valid_ = false;      // step_io_host_[5, 5 + 2 top_k_) hold the last step's k best
     mutable bool logits_fresh_ = false;  // logits_host_ holds the last step's logits
     std::span<float> logits_host_;  // page-locked where the pack can: the copy back is one fast DMA
     mutable std::vector<float> hidden_host_;

@@ -22,7 +22,7 @@ using BufferId = uint32_t;
 
 enum class BufferKind {
     Activation,  // scratch, rewritten every step
-    StepInput,   // I32 token / position / n_kv / status words, written by the executor (and greedy, read)
+    StepInput,   // I32 token / position / n_kv / status words, written by the executor (and greedy, top-k, read)
     KvCache,     // per full-attention layer K or V, all positions
     StateBankA,  // recurrent state, bank A (conv window or delta-rule matrix) per layer
     StateBankB,  // the same, bank B
@@ -81,13 +81,17 @@ struct Node {
 // Named step inputs the executor writes before each step: token, position and n_kv are I32 {T}
 // (one word per token of the step, GraphOptions::tokens), status is I32 {1}. After them greedy, I32
 // {1}, an output: the ARGMAX of the logits where the graph has that node (GraphOptions::
-// greedy_on_device), read back with the status word in one copy.
+// greedy_on_device), read back with the status word in one copy. In a token graph with
+// GraphOptions::top_k_on_device = k > 0, two more outputs follow it: top_k_ids, I32 {k}, and
+// top_k_values, F32 {k}, the TOP_K of the logits, read back in that same copy (0 when absent).
 struct StepInputs {
     BufferId token = 0;
     BufferId position = 0;
     BufferId n_kv = 0;
     BufferId status = 0;
     BufferId greedy = 0;
+    BufferId top_k_ids = 0;
+    BufferId top_k_values = 0;
 };
 
 struct Graph {

@@ -47,6 +47,7 @@ Graph build_graph(const model::BoundModel& model, const model::ModelSpec& spec, 
         for (size_t i = head_split; i < head.size(); ++i) low.lower(head[i], nullptr, Phase::LogitsOnly);
         low.check_finite("logits", Phase::LogitsOnly);
         if (options.greedy_on_device) low.argmax("logits", Phase::LogitsOnly);
+        if (options.top_k_on_device > 0) low.top_k("logits", Phase::LogitsOnly);
     }
     Graph g = low.finish();
     hoist_cpu_parts(g);

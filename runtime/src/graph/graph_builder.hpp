@@ -47,6 +47,11 @@ struct GraphOptions {
     // the greedy choice over the logits on the device (StepInputs::greedy), so a greedy run copies 4
     // bytes back a token instead of the vocabulary's logits.
     bool greedy_on_device = false;
+    // k > 0 where the device's packs implement TOP_K (optional, ABI 1.15; 1 <= k <= DENSE_TOP_K_MAX)
+    // and a sampled run keeps the k best logits: then the token step ends with the k best (id, logit)
+    // pairs on the device (StepInputs::top_k_ids, top_k_values), so that run copies 8k bytes back a
+    // token instead of the vocabulary's logits. 0: none. Ignored by batched graphs (no logits).
+    int32_t top_k_on_device = 0;
     // The GEMM_Q nodes of a batched step ask for DENSE_GEMM_ORDER_FREE (ABI 1.13, 1.14): each column then
     // equals its token step's GEMV up to the order and rounding of its block terms, not bit for bit, and a
     // pack may decode each weight tile once for many columns. false: every batched step leaves the

@@ -57,6 +57,11 @@ Lowering::Lowering(const model::BoundModel& model, const GraphOptions& options)
     graph_.inputs.n_kv = new_buffer("in:n_kv", BufferKind::StepInput, words);
     graph_.inputs.status = new_buffer("in:status", BufferKind::StepInput, 4);
     graph_.inputs.greedy = new_buffer("out:greedy", BufferKind::StepInput, 4);
+    if (options.top_k_on_device > 0 && tokens_ == 1) {  // right after greedy: read back in one copy
+        const auto k_bytes = static_cast<uint64_t>(options.top_k_on_device) * 4;
+        graph_.inputs.top_k_ids = new_buffer("out:top_k_ids", BufferKind::StepInput, k_bytes);
+        graph_.inputs.top_k_values = new_buffer("out:top_k_values", BufferKind::StepInput, k_bytes);
+    }
     graph_.tokens = tokens_;
     graph_.n_embd = hp("n_embd");
     graph_.n_vocab = hp("n_vocab");
@@ -102,6 +107,17 @@ void Lowering::argmax(const std::string& activation, Phase phase) {
     const BufferId b = use(activation, "greedy choice");
     emit("argmax(" + activation + ")", DENSE_OP_ARGMAX, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
          {f32(b, elements_of(activation))}, {i32(graph_.inputs.greedy)}, {}, phase);
+}
+
+void Lowering::top_k(const std::string& activation, Phase phase) {
+    if (graph_.inputs.top_k_ids == 0) throw Error(ErrorKind::Internal, "graph: TOP_K without its outputs");
+    const BufferId b = use(activation, "top-k choice");
+    const int64_t k = options_.top_k_on_device;
+    ViewRef ids = i32(graph_.inputs.top_k_ids);
+    ids.view.ne[0] = k;
+    for (int i = 1; i < 4; ++i) ids.view.nb[i] = 4 * k;
+    emit("top_k(" + activation + ")", DENSE_OP_TOP_K, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
+         {f32(b, elements_of(activation))}, {ids, f32(graph_.inputs.top_k_values, k)}, {}, phase);
 }
 
 Graph Lowering::finish() {

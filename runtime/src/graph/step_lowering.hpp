@@ -29,6 +29,9 @@ public:
     void check_finite(const std::string& activation, Phase phase);
     // ARGMAX of `activation` into the step's greedy word (StepInputs::greedy).
     void argmax(const std::string& activation, Phase phase);
+    // TOP_K of `activation` into the step's top-k outputs (StepInputs::top_k_ids, top_k_values; a token
+    // graph built with GraphOptions::top_k_on_device > 0).
+    void top_k(const std::string& activation, Phase phase);
     Graph finish();
 
 private:

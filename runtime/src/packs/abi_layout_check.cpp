@@ -162,11 +162,12 @@ static_assert(DENSE_OP_DEQUANTIZE == 1 && DENSE_OP_QUANTIZE_ACT == 2 && DENSE_OP
               DENSE_OP_SWIGLU == 13 && DENSE_OP_L2_NORM == 14 && DENSE_OP_GATED_RMS_NORM == 15 &&
               DENSE_OP_GDN_GATES == 16 && DENSE_OP_KV_STORE == 17 && DENSE_OP_CHECK_FINITE == 18 &&
               DENSE_OP_GEMV_Q_MULTI == 19 && DENSE_OP_GDN_STEP == 20 &&
-              DENSE_OP_ATTN_PREP == 21 && DENSE_OP_ARGMAX == 22);
+              DENSE_OP_ATTN_PREP == 21 && DENSE_OP_ARGMAX == 22 && DENSE_OP_TOP_K == 23);
 static_assert(DENSE_CPU_SSE42 == 1u << 0 && DENSE_CPU_AVX == 1u << 1 && DENSE_CPU_AVX2 == 1u << 2 &&
               DENSE_CPU_FMA == 1u << 3 && DENSE_CPU_F16C == 1u << 4 && DENSE_CPU_AVX512F == 1u << 5 &&
               DENSE_CPU_AVX512BW == 1u << 6 && DENSE_CPU_AVX512VL == 1u << 7 &&
               DENSE_CPU_AVX512VNNI == 1u << 8 && DENSE_CPU_AVXVNNI == 1u << 9 && DENSE_CPU_AVX512BF16 == 1u << 10);
+static_assert(DENSE_TOP_K_MAX == 64);
 static_assert(DENSE_TYPE_FIRST_RUNTIME == 1024u && DENSE_TYPE_NONE == 0xFFFFFFFFu && DENSE_TYPE_I32 == 26 && DENSE_TYPE_Q8_32 == 512);
 static_assert(DENSE_ABI_ENCODE_VERSION(1, 2) == 0x00010002u && DENSE_ABI_VERSION_MAJOR(0x00010002u) == 1u &&
               DENSE_ABI_VERSION_MINOR(0x00010002u) == 2u);

@@ -16,7 +16,7 @@ constexpr std::array<std::string_view, DENSE_OP_KIND_COUNT> kOpNames = {
     "",        "dequantize",    "quantize_act", "gemv_q",     "gemm_q",      "embed_row",     "rms_norm",
     "rope",    "attn_decode",   "attn_prefill", "gdn_decode", "gdn_prefill", "conv1d_causal", "swiglu",
     "l2_norm", "gated_rms_norm", "gdn_gates",    "kv_store",   "check_finite",
-    "gemv_q_multi", "gdn_step", "attn_prep", "argmax"};
+    "gemv_q_multi", "gdn_step", "attn_prep", "argmax", "top_k"};
 
 bool known_type(dense_type_id id) {
     return id == DENSE_TYPE_NONE || global_type_table().find(id) != nullptr;

@@ -11,9 +11,11 @@
 namespace dense::plan {
 
 // For packs.devices()[device], whose packs choose the GEMV activation formats (`gemv_activation`
-// first where a pack pairs it; NONE: the device's own choice) and the fused quantizations.
+// first where a pack pairs it; NONE: the device's own choice) and the fused quantizations. `top_k`:
+// the k a sampled run keeps (exec::SessionOptions::device_top_k; 0: none), taken on the device where
+// 1 <= k <= DENSE_TOP_K_MAX and its packs implement TOP_K.
 graph::GraphOptions session_graph_options(const packs::PackManager& packs, size_t device, int64_t n_ctx,
-                                          dense_type_id kv_type, dense_type_id gemv_activation);
+                                          dense_type_id kv_type, dense_type_id gemv_activation, int32_t top_k = 0);
 
 // Whether batched prompt steps ask for GEMM_Q in free order (ABI 1.13): yes unless
 // DENSE_PREFILL_EXACT=1, which keeps the token-by-token bits. The session's graph and the GEMM

@@ -49,7 +49,8 @@ VramBill make_plan(const model::BoundModel& model, const model::ModelSpec& spec,
     std::set<const gguf::TensorInfo*> read;
     graph::GraphOptions go;
     if (target.device) {
-        go = session_graph_options(*packs, *target.device, request.n_ctx, request.kv_type, request.gemv_activation);
+        go = session_graph_options(*packs, *target.device, request.n_ctx, request.kv_type, request.gemv_activation,
+                                   request.device_top_k);
     } else {  // no pack to ask: no fused quantization, the activation formats of dense-rt's CUDA packs
         go.n_ctx = request.n_ctx;
         go.kv_type = request.kv_type;

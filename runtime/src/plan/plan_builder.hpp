@@ -47,6 +47,9 @@ struct PlanRequest {
     // Tokens per batched prefill step (exec::SessionOptions::prefill_chunk; < 0: the device's
     // default): adds the prefill buffers where the session would batch (plan/prefill_graph.hpp).
     int64_t prefill_chunk = -1;
+    // The k a sampled run keeps on the device (exec::SessionOptions::device_top_k; 0: none): two
+    // small outputs and the TOP_K node's workspace.
+    int32_t device_top_k = 0;
 };
 
 // Prompt tokens per batched step of the session `request` describes (plan/prefill_graph.hpp,

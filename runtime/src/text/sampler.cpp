@@ -133,6 +133,14 @@ bool penalties_apply(std::span<const int32_t> history, const SamplerConfig& conf
     return !off && config.penalty_last_n != 0 && !history.empty();
 }
 
+int32_t device_top_k_for(const SamplerConfig& config, int32_t max_k) {
+    const bool penalties_off = config.repeat_penalty == 1.0f && config.frequency_penalty == 0.0f &&
+                               config.presence_penalty == 0.0f;
+    const bool no_penalty = penalties_off || config.penalty_last_n == 0;
+    const bool fits = config.top_k >= 1 && config.top_k <= max_k;
+    return config.temperature > 0.0f && no_penalty && fits ? config.top_k : 0;
+}
+
 void apply_penalties(std::vector<float>& logits, std::span<const int32_t> history, const SamplerConfig& config) {
     if (!penalties_apply(history, config)) return;
     const size_t window = config.penalty_last_n < 0 ? history.size()
@@ -238,7 +246,26 @@ int32_t Sampler::sample(std::span<const float> logits_in, std::span<const int32_
         return best;
     }
 
-    std::vector<Candidate> c = sorted_candidates(logits, config_.top_k);  // -inf logits left out
+    return choose(sorted_candidates(logits, config_.top_k));  // -inf logits left out
+}
+
+bool Sampler::takes_top_k(std::span<const int32_t> history, int32_t device_k) const {
+    return config_.temperature > 0.0f && !penalties_apply(history, config_) && device_k > 0 &&
+           config_.top_k == device_k;
+}
+
+int32_t Sampler::sample_from_top(std::span<const int32_t> ids, std::span<const float> values) {
+    if (ids.size() != values.size())
+        throw Error(ErrorKind::Internal, "sampler: " + std::to_string(ids.size()) + " top-k ids but " +
+                                             std::to_string(values.size()) + " values");
+    std::vector<Candidate> c;
+    c.reserve(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i)
+        if (ids[i] >= 0) c.push_back({ids[i], values[i]});
+    return choose(std::move(c));
+}
+
+int32_t Sampler::choose(std::vector<Candidate> c) {
     if (c.empty()) every_logit_minus_inf();
     apply_top_p(c, config_.top_p);
     apply_min_p(c, config_.min_p);

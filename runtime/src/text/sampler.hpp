@@ -48,6 +48,9 @@ struct Candidate {
 // The steps, exposed for tests and for callers that build their own chain. Each keeps `c` sorted by
 // logit descending (ties: lower id first) once sorted; penalties work on a full logits vector.
 bool penalties_apply(std::span<const int32_t> history, const SamplerConfig& config);  // would change a logit
+// The k a device may keep for a sampler of this config (its top_k, where it samples, configures no
+// penalty and 1 <= top_k <= max_k), else 0: a Sampler of it then takes_top_k(history, k) for any history.
+int32_t device_top_k_for(const SamplerConfig& config, int32_t max_k);
 void apply_penalties(std::vector<float>& logits, std::span<const int32_t> history, const SamplerConfig& config);
 // The first index of the largest logit (std::max_element's answer, in blocked passes: sampler.cpp).
 int32_t greedy_token(std::span<const float> logits);
@@ -68,6 +71,19 @@ public:
     // Whether sample() would be greedy_token(logits) for this history (temperature <= 0, no penalty
     // applies): then a device's own greedy choice over the same logits is the same token.
     bool is_plain_greedy(std::span<const int32_t> history) const;
+    // Whether sample() would draw from the `device_k` best logits unchanged for this history
+    // (temperature > 0, no penalty applies, the config's top_k is device_k): then a device's own k
+    // best (TOP_K) over the same logits are the candidates sample() would build, and
+    // sample_from_top() on them is the same token, drawn from the same random sequence.
+    bool takes_top_k(std::span<const int32_t> history, int32_t device_k) const;
+    // sample() from its top-k step on, given the k best logits as a device returned them: ids[i],
+    // values[i] best first (what sorted_candidates gives), slots with id -1 (fewer candidates than
+    // k) left out. Only where takes_top_k() says so.
+    int32_t sample_from_top(std::span<const int32_t> ids, std::span<const float> values);
+    // sample()'s steps after top-k: top-p, min-p, temperature and the draw, over candidates sorted as
+    // sorted_candidates() leaves them (-inf logits left out). Temperature > 0. Numeric error when `c`
+    // is empty (every logit was -inf).
+    int32_t choose(std::vector<Candidate> c);
 
     const SamplerConfig& config() const noexcept { return config_; }
     // Restarts the random sequence (same seed -> same choices for the same inputs).

@@ -49,6 +49,11 @@ bool has_non_finite(const float* x, int64_t n);
 // never chosen (it compares false) unless it is x[0], which then stays the answer.
 int64_t first_largest_index(const float* x, int64_t n);
 
+// TOP_K (n >= 1, 1 <= k): the elements of x[0..n) that are neither NaN nor -inf, by value descending
+// and equal values (float ==: -0.0 ties +0.0) by the lower index first; ids[i], values[i] = the i-th
+// one's index and its value as stored (bit for bit), for i < k; slots past the last one get -1, -inf.
+void top_k(const float* x, int64_t n, int64_t k, int32_t* ids, float* values);
+
 // ---- rotary embedding (ops_rope.cpp) --------------------------------------------------------------
 
 // NeoX RoPE of `heads` rows of head_dim: for i < n_rot/2 the pair (x[i], x[i + n_rot/2]) rotates by

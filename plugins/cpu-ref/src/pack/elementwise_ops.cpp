@@ -1,9 +1,11 @@
-// SWIGLU, CHECK_FINITE and ARGMAX (its contract is pack-common's, argmax_contract.hpp).
+// SWIGLU, CHECK_FINITE, ARGMAX and TOP_K (their contracts are pack-common's, argmax_contract.hpp and
+// top_k_contract.hpp).
 #include "pack/op_handlers.hpp"
 
 #include "kernels/ops.hpp"
 
 #include <dense/pack_common/argmax_contract.hpp>
+#include <dense/pack_common/top_k_contract.hpp>
 
 #include <cstring>
 
@@ -49,6 +51,15 @@ std::string handle_argmax(const OpContext&, const dense_op_call& c, Phase phase)
     if (!err.empty() || phase == Phase::Check) return err;
     const auto index = static_cast<int32_t>(first_largest_index(f32_in(c.src[0]), n));
     std::memcpy(c.dst[0].data, &index, sizeof index);
+    return {};
+}
+
+// x {n} -> ids I32 {k}, values F32 {k}: the k best candidates (dense_abi.h, DENSE_OP_TOP_K).
+std::string handle_top_k(const OpContext&, const dense_op_call& c, Phase phase) {
+    int64_t n = 0, k = 0;
+    std::string err = pack_common::check_top_k_call(c, n, k);
+    if (!err.empty() || phase == Phase::Check) return err;
+    top_k(f32_in(c.src[0]), n, k, static_cast<int32_t*>(c.dst[0].data), f32_out(c.dst[1]));
     return {};
 }
 

@@ -57,6 +57,7 @@ std::string handle_attn_prep(const OpContext&, const dense_op_call&, Phase);
 std::string handle_swiglu(const OpContext&, const dense_op_call&, Phase);
 std::string handle_check_finite(const OpContext&, const dense_op_call&, Phase);
 std::string handle_argmax(const OpContext&, const dense_op_call&, Phase);
+std::string handle_top_k(const OpContext&, const dense_op_call&, Phase);
 
 // ---- helpers shared by the handlers ---------------------------------------------------------------
 

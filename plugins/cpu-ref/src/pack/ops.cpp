@@ -33,6 +33,7 @@ OpHandler handler_for(dense_op_kind kind) noexcept {
         case DENSE_OP_KV_STORE: return handle_kv_store;
         case DENSE_OP_CHECK_FINITE: return handle_check_finite;
         case DENSE_OP_ARGMAX: return handle_argmax;
+        case DENSE_OP_TOP_K: return handle_top_k;
         default: return nullptr;  // ATTN_PREFILL, GDN_PREFILL: not in cpu-ref
     }
 }

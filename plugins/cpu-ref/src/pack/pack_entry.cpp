@@ -73,6 +73,7 @@ void plan_ops(PackState& s, const dense::sdk::Host& host) {
         {DENSE_OP_GDN_GATES, "gdn_gates"},       {DENSE_OP_KV_STORE, "kv_store"},
         {DENSE_OP_CHECK_FINITE, "check_finite"}, {DENSE_OP_GDN_STEP, "gdn_step"},
         {DENSE_OP_ATTN_PREP, "attn_prep"},       {DENSE_OP_ARGMAX, "argmax"},
+        {DENSE_OP_TOP_K, "top_k"},
     };
     for (const auto& [kind, name] : kActivationOps) add_op(s, host, kind, name, nullptr, nullptr);
 }

@@ -83,6 +83,23 @@ cudaError_t launch_check_finite(const float* x, int64_t n, int32_t* status, cuda
 // unless it is x[0]); n >= 1.
 cudaError_t launch_argmax(const float* x, int64_t n, int32_t* out, cudaStream_t stream);
 
+// ---- the k best (ops_top_k.cu) -------------------------------------------------------------------
+
+// Elements of x each block of TOP_K's first kernel sorts (its shared memory holds one 8-byte key each).
+inline constexpr int64_t kTopKBlockElements = 4096;
+
+// The workspace launch_top_k needs: one list of k 8-byte keys per block of kTopKBlockElements.
+constexpr uint64_t top_k_workspace_bytes(int64_t n, int64_t k) {
+    return static_cast<uint64_t>((n + kTopKBlockElements - 1) / kTopKBlockElements) * static_cast<uint64_t>(k) * 8u;
+}
+
+// ids[i], values[i] = the i-th best of x[0..n) that is neither NaN nor -inf (value descending, equal
+// values by the lower index, -0.0 == +0.0), values bit for bit as x stores them; -1, -inf past the
+// last one (DENSE_OP_TOP_K). 1 <= n < 2^31, 1 <= k <= DENSE_TOP_K_MAX; `workspace` holds
+// top_k_workspace_bytes(n, k), 8-byte aligned.
+cudaError_t launch_top_k(const float* x, int64_t n, int64_t k, int32_t* ids, float* values, void* workspace,
+                         cudaStream_t stream);
+
 // GDN gates per head: beta = sigmoid(b); decay = exp(softplus(a + dt_bias) * A).
 struct GdnGatesArgs {
     const float *b = nullptr, *a = nullptr, *dt_bias = nullptr, *A = nullptr;  // b, a {heads, tokens}

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define DENSE_ABI_MAJOR 1u
-#define DENSE_ABI_MINOR 14u
+#define DENSE_ABI_MINOR 15u
 
 /* dense_pack_score(NULL) returns the ABI version the pack was built against, encoded like this. It
  * lets the host refuse a pack of another major before it reads any struct the pack fills. */
@@ -258,8 +258,24 @@ enum {
      * Optional: where the device's packs lack it the executor copies the logits back and chooses on
      * the host, the same way. */
     DENSE_OP_ARGMAX = 22,
-    DENSE_OP_KIND_COUNT = 23
+    /* ABI 1.15. The k best logits on the device, so that a sampled token step (top-k, then top-p,
+     * min-p, temperature and the draw on the host) sends k (id, logit) pairs back instead of the
+     * whole vocabulary's logits. src0: x F32 {n} contiguous, 1 <= n < 2^31. dst0: ids I32 {k};
+     * dst1: values F32 {k}; 1 <= k <= DENSE_TOP_K_MAX; both contiguous, apart from x and from each
+     * other. No params. The candidates are the elements that are neither NaN nor -inf, ordered by
+     * value descending, equal values (float ==, so -0.0 ties +0.0) by the lower index first.
+     * dst0[i], dst1[i] = the i-th candidate's index and its value exactly as x stores it (bit for
+     * bit: a -0.0 stays -0.0) for i < min(k, candidates); the slots past the candidates hold id -1
+     * and value -inf. No NaN is ever returned: the token step checks its logits for NaN/Inf
+     * (CHECK_FINITE) just before, and a step that finds one fails before anyone samples.
+     * Optional: where the device's packs lack it the executor copies the logits back and the host
+     * takes the same k best. */
+    DENSE_OP_TOP_K = 23,
+    DENSE_OP_KIND_COUNT = 24
 };
+
+/* DENSE_OP_TOP_K: the largest k a call may ask for (ABI 1.15). */
+#define DENSE_TOP_K_MAX 64
 
 /* ---- what the host tells a pack about one device (filled by the host's probe) --------------- */
 typedef struct dense_hw_desc {
