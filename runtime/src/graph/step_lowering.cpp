@@ -113,11 +113,9 @@ void Lowering::top_k(const std::string& activation, Phase phase) {
     if (graph_.inputs.top_k_ids == 0) throw Error(ErrorKind::Internal, "graph: TOP_K without its outputs");
     const BufferId b = use(activation, "top-k choice");
     const int64_t k = options_.top_k_on_device;
-    ViewRef ids = i32(graph_.inputs.top_k_ids);
-    ids.view.ne[0] = k;
-    for (int i = 1; i < 4; ++i) ids.view.nb[i] = 4 * k;
     emit("top_k(" + activation + ")", DENSE_OP_TOP_K, DENSE_TYPE_NONE, DENSE_TYPE_NONE,
-         {f32(b, elements_of(activation))}, {ids, f32(graph_.inputs.top_k_values, k)}, {}, phase);
+         {f32(b, elements_of(activation))}, {i32_words(graph_.inputs.top_k_ids, k), f32(graph_.inputs.top_k_values, k)},
+         {}, phase);
 }
 
 Graph Lowering::finish() {
@@ -190,10 +188,12 @@ ViewRef Lowering::f32_tokens(BufferId b, int64_t ne0, int64_t ne1, int64_t offse
     return r;
 }
 
-ViewRef Lowering::i32_tokens(BufferId b) const {
+ViewRef Lowering::i32_tokens(BufferId b) const { return i32_words(b, tokens_); }
+
+ViewRef Lowering::i32_words(BufferId b, int64_t n) const {
     ViewRef r = i32(b, 0);
-    r.view.ne[0] = tokens_;
-    for (int i = 1; i < 4; ++i) r.view.nb[i] = 4 * tokens_;
+    r.view.ne[0] = n;
+    for (int i = 1; i < 4; ++i) r.view.nb[i] = 4 * n;
     return r;
 }
 

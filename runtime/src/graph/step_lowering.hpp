@@ -64,6 +64,8 @@ private:
                        int64_t token_stride) const;
     // I32 {T}: every token's word of a step input (positions), for a token axis.
     ViewRef i32_tokens(BufferId b) const;
+    // I32 {n}: n contiguous words from the buffer's start (a step input or output).
+    ViewRef i32_words(BufferId b, int64_t n) const;
     // Whether the token-axis ops run once for all tokens (GraphOptions::token_axes) or once per token.
     bool batch_token_ops() const noexcept { return tokens_ > 1 && options_.token_axes; }
     ViewRef i32(BufferId b, int64_t element = 0) const;

@@ -114,6 +114,12 @@ std::vector<Candidate> top_k_candidates(std::span<const float> logits, size_t k)
     return heap;
 }
 
+// Whether a penalty changes some logit once there is a history (penalties_apply without the history).
+bool penalties_configured(const SamplerConfig& config) {
+    const bool off = config.repeat_penalty == 1.0f && config.frequency_penalty == 0.0f && config.presence_penalty == 0.0f;
+    return !off && config.penalty_last_n != 0;
+}
+
 void check_config(const SamplerConfig& c) {
     if (!(c.repeat_penalty > 0.0f)) {
         throw Error(ErrorKind::Usage, "sampler: repeat_penalty must be > 0 (got " + std::to_string(c.repeat_penalty) + ")");
@@ -129,16 +135,12 @@ void check_config(const SamplerConfig& c) {
 }  // namespace
 
 bool penalties_apply(std::span<const int32_t> history, const SamplerConfig& config) {
-    const bool off = config.repeat_penalty == 1.0f && config.frequency_penalty == 0.0f && config.presence_penalty == 0.0f;
-    return !off && config.penalty_last_n != 0 && !history.empty();
+    return penalties_configured(config) && !history.empty();
 }
 
 int32_t device_top_k_for(const SamplerConfig& config, int32_t max_k) {
-    const bool penalties_off = config.repeat_penalty == 1.0f && config.frequency_penalty == 0.0f &&
-                               config.presence_penalty == 0.0f;
-    const bool no_penalty = penalties_off || config.penalty_last_n == 0;
     const bool fits = config.top_k >= 1 && config.top_k <= max_k;
-    return config.temperature > 0.0f && no_penalty && fits ? config.top_k : 0;
+    return config.temperature > 0.0f && !penalties_configured(config) && fits ? config.top_k : 0;
 }
 
 void apply_penalties(std::vector<float>& logits, std::span<const int32_t> history, const SamplerConfig& config) {
