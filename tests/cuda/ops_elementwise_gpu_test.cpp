@@ -153,10 +153,12 @@ TEST(CudaArgmax, IsTheFirstLargestElementAsCpuRefGivesIt) {
 }
 
 // TOP_K against cpu-ref's partial sort, ids and value bits alike: random logits at the 27B's vocabulary
-// and at lengths around the kernel's 4,096-element blocks, k = 1, 40, 64, with planted ties (equal
-// values among the best, -0.0 beside +0.0: the lower index first, the stored sign kept), NaN and -inf
-// (never candidates), fewer candidates than k and none (slots padded with -1, -inf), and a view
-// starting 4 bytes into its buffer. Outputs are poisoned first and their guards checked.
+// and at other lengths (fewer than the kernel's 64 groups, past its 4,096-key list), k = 1, 40, 64, with
+// planted ties (equal values among the best, -0.0 beside +0.0: the lower index first, the stored sign
+// kept), NaN and -inf (never candidates), fewer candidates than k and none (slots padded with -1, -inf),
+// inputs whose filter passes more keys than the list holds (ascending logits, all equal, a group with
+// no candidate: the kernel's walk over x), and a view starting 4 bytes into its buffer. Outputs are
+// poisoned first and their guards checked.
 TEST(CudaTopK, IsCpuRefsSortedCandidatesBitForBit) {
     DENSE_REQUIRE_GPU(gpu);
     std::mt19937_64 rng(720);
@@ -168,7 +170,8 @@ TEST(CudaTopK, IsCpuRefsSortedCandidatesBitForBit) {
     const Case cases[] = {{248320, "none"},  {248320, "ties"},   {248320, "zeros"}, {248320, "nan -inf"},
                           {5, "none"},       {5, "nan -inf"},    {5, "all -inf"},   {4097, "ties"},
                           {8193, "zeros"},   {8193, "nan -inf"}, {4096, "equal"},   {1000003, "ties"},
-                          {100, "few"},      {1, "none"}};
+                          {100, "few"},      {1, "none"},       {248320, "ascending"}, {248320, "equal"},
+                          {63, "none"},      {200000, "one -inf group"}};
     int checked = 0;
     for (const Case& c : cases) {
         for (const int64_t k : {int64_t{1}, int64_t{40}, int64_t{64}}) {
@@ -193,6 +196,10 @@ TEST(CudaTopK, IsCpuRefsSortedCandidatesBitForBit) {
                 x[2] = nan;
             } else if (plant == "equal") {
                 for (float& v : x) v = 2.5f;
+            } else if (plant == "ascending") {  // every key above the smallest group maximum: the list overflows
+                for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) * 1e-3f - 100.0f;
+            } else if (plant == "one -inf group") {  // a group without a candidate: its maximum is 0, so is T
+                for (std::size_t i = 0; i < x.size() / 64; ++i) x[i] = -inf;
             } else if (plant == "few") {  // 7 candidates, the rest NaN or -inf
                 for (std::size_t i = 0; i < x.size(); ++i) x[i] = i % 2 == 0 ? -inf : nan;
                 for (std::size_t i = 3; i < x.size(); i += 14) x[i] = static_cast<float>(i % 3);

@@ -138,6 +138,10 @@ struct Fixture {
                 src = {plain(0, DENSE_TYPE_F32, 5120)};
                 dst = {plain(1, DENSE_TYPE_I32, 1)};
                 break;
+            case DENSE_OP_ARGMAX:  // the 27B's vocabulary
+                src = {plain(0, DENSE_TYPE_F32, 248320)};
+                dst = {plain(1, DENSE_TYPE_I32, 1)};
+                break;
             case DENSE_OP_TOP_K:  // the 27B's vocabulary, the chat default k
                 src = {plain(0, DENSE_TYPE_F32, 248320)};
                 dst = {plain(1, DENSE_TYPE_I32, 40), plain(2, DENSE_TYPE_F32, 40)};
@@ -173,7 +177,8 @@ const std::vector<dense_op_kind>& activation_kinds() {
     static const std::vector<dense_op_kind> kinds = {
         DENSE_OP_RMS_NORM,      DENSE_OP_ROPE,     DENSE_OP_ATTN_DECODE,     DENSE_OP_GDN_DECODE,
         DENSE_OP_CONV1D_CAUSAL, DENSE_OP_SWIGLU,   DENSE_OP_L2_NORM,         DENSE_OP_GATED_RMS_NORM,
-        DENSE_OP_GDN_GATES,     DENSE_OP_KV_STORE, DENSE_OP_CHECK_FINITE,   DENSE_OP_TOP_K};
+        DENSE_OP_GDN_GATES,     DENSE_OP_KV_STORE, DENSE_OP_CHECK_FINITE,   DENSE_OP_ARGMAX,
+        DENSE_OP_TOP_K};
     return kinds;
 }
 
@@ -361,6 +366,12 @@ std::vector<Mutation> op_mutations(dense_op_kind kind) {
             m.push_back({"status inside x", [](Fixture& f) { f.dst[0].data = f.src[0].data; }, "overlaps src0 (x)"});
             m.push_back({"x is 2-D strided", [](Fixture& f) { f.src[0] = plain(0, DENSE_TYPE_F32, 512, 10, 600); },
                          "src0 (x)"});
+            break;
+        case DENSE_OP_ARGMAX:
+            m.push_back({"index is f32", [](Fixture& f) { f.dst[0].type = DENSE_TYPE_F32; }, "dst (index)"});
+            m.push_back({"index is {2}", [](Fixture& f) { f.dst[0].ne[0] = 2; }, "dst (index)"});
+            m.push_back({"index inside x", [](Fixture& f) { f.dst[0].data = f.src[0].data; }, "overlaps src0 (x)"});
+            m.push_back({"x is 2-D", [](Fixture& f) { f.src[0] = plain(0, DENSE_TYPE_F32, 2048, 2); }, "src0 (x)"});
             break;
         case DENSE_OP_TOP_K:
             m.push_back({"k = 0", [](Fixture& f) { f.dst[0].ne[0] = f.dst[1].ne[0] = 0; }, "dst0 (ids)"});
@@ -631,15 +642,16 @@ TEST_P(CudaActivationOps, AttentionWorkspaceFollowsTheContextLength) {
     EXPECT_NE(host_.logs()[0].message.find("workspace is NULL"), std::string::npos) << host_.logs()[0].message;
 }
 
-// TOP_K's first kernel leaves one list of k 8-byte keys per block of 4,096 elements for the second.
-TEST_P(CudaActivationOps, TopKWorkspaceIsOneBestListPerBlock) {
+// TOP_K's kernels pass 64 group maxima, a count and a list of up to 4,096 keys through the workspace.
+TEST_P(CudaActivationOps, TopKWorkspaceIsTheGroupMaximaAndOneList) {
     const dense_op_impl& i = impl(DENSE_OP_TOP_K);
     struct Case {
         int64_t n, k;
         uint64_t bytes;
     };
-    for (const Case& c : {Case{248320, 40, 61 * 40 * 8}, Case{248320, 64, 61 * 64 * 8}, Case{4096, 1, 8},
-                          Case{4097, 1, 16}, Case{1, 64, 64 * 8}, Case{151936, 40, 38 * 40 * 8}}) {
+    // 64 maxima, the count, and a list of 4,096 keys from byte 1,024: the same for every n and k.
+    for (const Case& c : {Case{248320, 40, 33792}, Case{248320, 64, 33792}, Case{4096, 1, 33792},
+                          Case{4097, 1, 33792}, Case{1, 64, 33792}, Case{151936, 40, 33792}}) {
         Fixture f(DENSE_OP_TOP_K);
         f.src[0] = plain(0, DENSE_TYPE_F32, c.n);
         f.dst = {plain(1, DENSE_TYPE_I32, c.k), plain(2, DENSE_TYPE_F32, c.k)};

@@ -55,7 +55,8 @@ std::string handle_check_finite(Invocation& inv) {
 std::string handle_argmax(Invocation& inv) {
     const dense_op_call& c = inv.call;
     int64_t n = 0;
-    std::string err = pack_common::check_argmax_call(c, n);
+    std::string err = first_error([&] { return check_counts(c, 1, 1); },
+                                  [&] { return pack_common::check_argmax_call(c, n); });
     if (!err.empty() || inv.phase != Phase::Run) return err;
     launch(inv, "argmax launch", [&](cudaStream_t s) {
         return launch_argmax(f32_in(c.src[0]), n, static_cast<int32_t*>(c.dst[0].data), s);
@@ -64,7 +65,7 @@ std::string handle_argmax(Invocation& inv) {
 }
 
 // x {n} -> ids I32 {k}, values F32 {k} (device memory): the k best candidates (DENSE_OP_TOP_K). Its
-// two kernels pass the blocks' best lists through the workspace (top_k_workspace_bytes).
+// three kernels pass the group maxima and the filtered keys through the workspace (top_k_workspace_bytes).
 std::string handle_top_k(Invocation& inv) {
     const dense_op_call& c = inv.call;
     int64_t n = 0, k = 0;

@@ -13,7 +13,7 @@
 // DENSE_E_INVALID_ARGUMENT plus one log line naming the view, nothing launched; supports() answers
 // the same question without logging). Then the views' device is made current and the kernels are
 // enqueued on dense_op_call.stream: no synchronisation, no allocation (ATTN_DECODE's split partials
-// and TOP_K's per-block best lists live in dense_op_call.workspace, sized by their workspace_bytes
+// and TOP_K's group maxima and filtered keys live in dense_op_call.workspace, sized by their workspace_bytes
 // callback). The per-token scalars
 // (position, n_kv) stay on the device and are read by the kernels; see kernels/act_launchers.hpp for
 // what a kernel does with an out-of-range value.

@@ -85,12 +85,18 @@ cudaError_t launch_argmax(const float* x, int64_t n, int32_t* out, cudaStream_t 
 
 // ---- the k best (ops_top_k.cu) -------------------------------------------------------------------
 
-// Elements of x each block of TOP_K's first kernel sorts (its shared memory holds one 8-byte key each).
-inline constexpr int64_t kTopKBlockElements = 4096;
+// TOP_K's workspace (ops_top_k.cu): kTopKGroups group maxima (8-byte keys), the list's length at
+// kTopKCountOffset, and a list of up to kTopKListCapacity keys at kTopKListOffset. The same for every
+// n and k: where more keys pass the filter than the list holds, the last kernel reads x instead.
+inline constexpr int64_t kTopKGroups = 64;
+inline constexpr int64_t kTopKListCapacity = 4096;
+inline constexpr uint64_t kTopKCountOffset = 8 * kTopKGroups;
+inline constexpr uint64_t kTopKListOffset = 1024;
+static_assert(kTopKCountOffset + 8 <= kTopKListOffset, "the count lies between the maxima and the list");
 
-// The workspace launch_top_k needs: one list of k 8-byte keys per block of kTopKBlockElements.
-constexpr uint64_t top_k_workspace_bytes(int64_t n, int64_t k) {
-    return static_cast<uint64_t>((n + kTopKBlockElements - 1) / kTopKBlockElements) * static_cast<uint64_t>(k) * 8u;
+// The workspace launch_top_k needs (8-byte aligned).
+constexpr uint64_t top_k_workspace_bytes(int64_t /*n*/, int64_t /*k*/) {
+    return kTopKListOffset + 8u * static_cast<uint64_t>(kTopKListCapacity);
 }
 
 // ids[i], values[i] = the i-th best of x[0..n) that is neither NaN nor -inf (value descending, equal
