@@ -371,15 +371,35 @@ static __device__ __noinline__ void copy_partial_chunk(uint8_t* dst, uintptr_t c
 }
 
 // Copies codebook kT into shared memory `at` (all threads of the block; the caller synchronises) and
-// points `t` at it. The signed IQ3 grids are computed from the grid (gemv_common.cuh,
-// signed_grid_entry): 16 (IQ3_XXS) or 32 (IQ3_S) entries a thread of the 256, before the kernel waits
-// for the one ahead of it.
+// points `t` at it, before the kernel waits for the one ahead of it. The signed IQ3 grids are computed
+// from the grid: a thread reads one grid entry and writes its 16 signed forms (entries 16 g .. 16 g + 15,
+// signed_grid_entry's values: the sign masks are constants once the loop is unrolled, so each form is
+// two integer operations, stored 16 bytes at a time). Computing each of the 4,096 / 8,192 entries on
+// its own (a grid load, the mask, the signs, one 4-byte store) cost ~13 instructions an entry, ~420 a
+// thread for IQ3_S: ~15 % of the IQ3_S GEMV's instructions at the 27B's attn_output shape (ncu,
+// session 41), issued while the block could not yet stream weights.
 template <IqTable kT>
 __device__ void stage_table(uint8_t* at, IqTables& t) {
     if constexpr (kT == IqTable::Iq3xxsSignedGrid || kT == IqTable::Iq3sSignedGrid) {
         const uint32_t* src = kT == IqTable::Iq3xxsSignedGrid ? dense_iq3xxs_grid : dense_iq3s_grid;
         auto* dst = reinterpret_cast<uint32_t*>(at);
-        for (int i = threadIdx.x; i < table_bytes(kT) / 4; i += blockDim.x) dst[i] = signed_grid_entry(src, static_cast<uint32_t>(i));
+        constexpr int kGridEntries = table_bytes(kT) / (16 * 4);
+        const bool vec = (reinterpret_cast<uintptr_t>(at) & 15u) == 0;  // block-uniform
+        for (int g = threadIdx.x; g < kGridEntries; g += blockDim.x) {
+            const uint32_t magnitudes = src[g];
+            uint32_t forms[16];
+            DENSE_DECODE_UNROLL
+            for (int s = 0; s < 16; ++s) forms[s] = apply_signs(magnitudes, sign_bytes4(static_cast<uint32_t>(s)));
+            uint32_t* out = dst + 16 * g;
+            if (vec) {
+                DENSE_DECODE_UNROLL
+                for (int q = 0; q < 4; ++q)
+                    reinterpret_cast<uint4*>(out)[q] = make_uint4(forms[4 * q], forms[4 * q + 1], forms[4 * q + 2], forms[4 * q + 3]);
+            } else {
+                DENSE_DECODE_UNROLL
+                for (int s = 0; s < 16; ++s) out[s] = forms[s];
+            }
+        }
         t.signed_grid32 = dst;
     } else if constexpr (kT == IqTable::Iq2xsGrid || kT == IqTable::Iq2sGrid) {
         const uint64_t* src = kT == IqTable::Iq2xsGrid ? dense_iq2xs_grid : dense_iq2s_grid;
@@ -1162,12 +1182,26 @@ struct BulkWalk {
     int chunks;
 };
 
-// Lane 0's request for stage g of the walk into `stage`, counted on bar.
+// A stage of the walk as (task k of the warp, chunk c of the task), advanced one stage at a time:
+// stage g is k * chunks + c, without the 64-bit division per stage that g / chunks compiled to (a
+// call of ~25 instructions in the loop, twice a stage with lane 0's request).
+struct BulkStageAt {
+    int64_t k = 0;
+    int c = 0;
+    __device__ __forceinline__ void next(int chunks) {
+        if (++c == chunks) {
+            c = 0;
+            ++k;
+        }
+    }
+};
+
+// Lane 0's request for stage s of the walk into `stage`, counted on bar.
 template <class Dot, int M>
-__device__ __forceinline__ void request_bulk_stage(const GemvKernelArgs& p, const BulkWalk& walk, int64_t g,
+__device__ __forceinline__ void request_bulk_stage(const GemvKernelArgs& p, const BulkWalk& walk, BulkStageAt s,
                                                    uint8_t* stage, uint64_t* bar) {
-    const int64_t k = g / walk.chunks;
-    const int c = static_cast<int>(g - k * walk.chunks);
+    const int64_t k = s.k;
+    const int c = s.c;
     const TileAt at = stream_task_at<M>(p, walk.first_task + k * walk.n_warps, kStreamRows);
     const GemvMatrix& mat = p.mats[at.m];
     const int steps = min(kStreamSlices, p.steps - kStreamSlices * c);
@@ -1213,12 +1247,15 @@ __device__ __forceinline__ void stream_part_bulk(const GemvKernelArgs& p, const 
     const int64_t tasks = walk.first_task < p.n_block_tiles ? (p.n_block_tiles - 1 - walk.first_task) / walk.n_warps + 1 : 0;
     walk.stages = tasks * walk.chunks;
     // Weights are immutable: the ring fills while the kernel ahead finishes (launch_chain.cuh).
+    BulkStageAt requested;  // the next stage lane 0 asks for (every lane keeps it: warp-uniform)
     if (lane == 0) {
 #pragma unroll
         for (int i = 0; i < D; ++i) bulk_barrier_init(&bar[i]);
         bulk_barrier_init_fence();
-        for (int64_t g = 0; g < D && g < walk.stages; ++g)
-            request_bulk_stage<Dot, M>(p, walk, g, ring + g * kStreamBulkStageBytes<Dot>, &bar[g]);
+    }
+    for (int64_t g = 0; g < D && g < walk.stages; ++g) {
+        if (lane == 0) request_bulk_stage<Dot, M>(p, walk, requested, ring + g * kStreamBulkStageBytes<Dot>, &bar[g]);
+        requested.next(walk.chunks);
     }
     __syncwarp();
     IqTables tables;
@@ -1230,9 +1267,10 @@ __device__ __forceinline__ void stream_part_bulk(const GemvKernelArgs& p, const 
     float acc[R];
     uint32_t head[R];
     TileAt at{0, 0};
-    for (int64_t g = 0; g < walk.stages; ++g) {  // warp-uniform
-        const int64_t k = g / walk.chunks;
-        const int c = static_cast<int>(g - k * walk.chunks);
+    BulkStageAt here;  // stage g
+    for (int64_t g = 0; g < walk.stages; ++g, here.next(walk.chunks)) {  // warp-uniform
+        const int64_t k = here.k;
+        const int c = here.c;
         if (c == 0) {
             at = stream_task_at<M>(p, walk.first_task + k * walk.n_warps, kStreamRows);
 #pragma unroll
@@ -1258,8 +1296,10 @@ __device__ __forceinline__ void stream_part_bulk(const GemvKernelArgs& p, const 
             }
         }
         __syncwarp();  // every lane has read this slot before lane 0 asks for its next stage
-        if (lane == 0 && g + D < walk.stages)
-            request_bulk_stage<Dot, M>(p, walk, g + D, ring + slot * kStreamBulkStageBytes<Dot>, &bar[slot]);
+        if (g + D < walk.stages) {
+            if (lane == 0) request_bulk_stage<Dot, M>(p, walk, requested, ring + slot * kStreamBulkStageBytes<Dot>, &bar[slot]);
+            requested.next(walk.chunks);
+        }
         if (c == walk.chunks - 1) finish_stream_task<R>(acc, lane, p.mats[at.m], at.row0, p.accumulate);
     }
 }
