@@ -375,9 +375,10 @@ static __device__ __noinline__ void copy_partial_chunk(uint8_t* dst, uintptr_t c
 // from the grid: a thread reads one grid entry and writes its 16 signed forms (entries 16 g .. 16 g + 15,
 // signed_grid_entry's values: the sign masks are constants once the loop is unrolled, so each form is
 // two integer operations, stored 16 bytes at a time). Computing each of the 4,096 / 8,192 entries on
-// its own (a grid load, the mask, the signs, one 4-byte store) cost ~13 instructions an entry, ~420 a
-// thread for IQ3_S: ~15 % of the IQ3_S GEMV's instructions at the 27B's attn_output shape (ncu,
-// session 41), issued while the block could not yet stream weights.
+// its own (a grid load, the mask, the signs, one 4-byte store) made a chain of 16 / 32 dependent
+// iterations a thread (a blockDim-strided loop, not unrolled) in front of every block, and in the token
+// step nothing hid it: H100, session 41, the 27B's tg128 +1.9 % with this form, the IQ3_S attn_output
+// 28.0 -> 19.6 us a node in the uncaptured profile (docs/perf-notes.md).
 template <IqTable kT>
 __device__ void stage_table(uint8_t* at, IqTables& t) {
     if constexpr (kT == IqTable::Iq3xxsSignedGrid || kT == IqTable::Iq3sSignedGrid) {
