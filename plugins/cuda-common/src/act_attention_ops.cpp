@@ -86,12 +86,7 @@ std::string handle_attn_decode(Invocation& inv) {
     inv.workspace_needed = plan.workspace_bytes * static_cast<uint64_t>(attn_tokens_per_launch(plan, tokens));
     if (inv.phase != Phase::Run) return {};
     if (inv.workspace_needed > 0) {
-        if (c.workspace == nullptr || c.workspace_bytes < inv.workspace_needed)
-            return "workspace is " + std::string(c.workspace == nullptr ? "NULL" : "smaller") + " (" +
-                   std::to_string(c.workspace_bytes) + " bytes), this call needs " +
-                   std::to_string(inv.workspace_needed) + " bytes (see workspace_bytes())";
-        if (reinterpret_cast<uintptr_t>(c.workspace) % alignof(float) != 0)
-            return "workspace is not aligned to 4 bytes";
+        if (std::string e = check_run_workspace(c, inv.workspace_needed, alignof(float)); !e.empty()) return e;
     }
     AttnArgs a;
     a.q = f32_in(c.src[0]);

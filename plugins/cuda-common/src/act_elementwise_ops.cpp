@@ -74,11 +74,7 @@ std::string handle_top_k(Invocation& inv) {
     if (!err.empty() || inv.phase == Phase::Check) return err;
     inv.workspace_needed = top_k_workspace_bytes(n, k);
     if (inv.phase != Phase::Run) return {};
-    if (c.workspace == nullptr || c.workspace_bytes < inv.workspace_needed)
-        return "workspace is " + std::string(c.workspace == nullptr ? "NULL" : "smaller") + " (" +
-               std::to_string(c.workspace_bytes) + " bytes), this call needs " + std::to_string(inv.workspace_needed) +
-               " bytes (see workspace_bytes())";
-    if (reinterpret_cast<uintptr_t>(c.workspace) % alignof(uint64_t) != 0) return "workspace is not aligned to 8 bytes";
+    if (std::string e = check_run_workspace(c, inv.workspace_needed, alignof(uint64_t)); !e.empty()) return e;
     launch(inv, "top_k launch", [&](cudaStream_t s) {
         return launch_top_k(f32_in(c.src[0]), n, k, static_cast<int32_t*>(c.dst[0].data), f32_out(c.dst[1]),
                             c.workspace, s);

@@ -28,4 +28,14 @@ std::string check_one_device(const dense_op_call& c) {
     return {};
 }
 
+std::string check_run_workspace(const dense_op_call& c, uint64_t needed, uint64_t align) {
+    if (c.workspace == nullptr || c.workspace_bytes < needed)
+        return "workspace is " + std::string(c.workspace == nullptr ? "NULL" : "smaller") + " (" +
+               std::to_string(c.workspace_bytes) + " bytes), this call needs " + std::to_string(needed) +
+               " bytes (see workspace_bytes())";
+    if (reinterpret_cast<uintptr_t>(c.workspace) % align != 0)
+        return "workspace is not aligned to " + std::to_string(align) + " bytes";
+    return {};
+}
+
 }  // namespace dense::cuda::act

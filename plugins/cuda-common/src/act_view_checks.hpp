@@ -30,4 +30,8 @@ using pack_common::token_stride_elements;
 // Every view of the call on one CUDA device (the first view's).
 std::string check_one_device(const dense_op_call& c);
 
+// At run time, the op workspace the host passed: at least `needed` bytes (what workspace_bytes()
+// reported) and `align`-byte aligned.
+std::string check_run_workspace(const dense_op_call& c, uint64_t needed, uint64_t align);
+
 }  // namespace dense::cuda::act

@@ -48,6 +48,11 @@ void swap_state_banks(const graph::Graph& g, std::vector<void*>& base) {
         if (g.buffers[i].kind == graph::BufferKind::StateBankA) std::swap(base[i], base[i + 1]);
 }
 
+// Whether the graph has a node of `op` (the optional heads: ARGMAX, TOP_K).
+bool has_op_node(const graph::Graph& g, dense_op_kind op) {
+    return std::any_of(g.nodes.begin(), g.nodes.end(), [op](const graph::Node& n) { return n.key.op == op; });
+}
+
 }  // namespace
 
 Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, const packs::PackManager& packs,
@@ -157,10 +162,8 @@ Session::Session(const model::BoundModel& model, const model::ModelSpec& spec, c
     std::vector<void*> base = buffers_;
     graph_[0].resolve(base);
     graph::select_ops(graph_[0], packs, options.device);
-    greedy_on_device_ = std::any_of(graph_[0].nodes.begin(), graph_[0].nodes.end(),
-                                    [](const graph::Node& n) { return n.key.op == DENSE_OP_ARGMAX; });
-    const bool has_top_k = std::any_of(graph_[0].nodes.begin(), graph_[0].nodes.end(),
-                                       [](const graph::Node& n) { return n.key.op == DENSE_OP_TOP_K; });
+    greedy_on_device_ = has_op_node(graph_[0], DENSE_OP_ARGMAX);
+    const bool has_top_k = has_op_node(graph_[0], DENSE_OP_TOP_K);
     if (has_top_k != (in.top_k_ids != 0)) throw Error(ErrorKind::Internal, "graph TOP_K node without its outputs");
     top_k_ = has_top_k ? go.top_k_on_device : 0;
     // GEMVs on one input as one list call where the pack has it (graph/gemv_lists.hpp); parity 1 is

@@ -39,6 +39,7 @@ constexpr int kListCapacity = static_cast<int>(kTopKListCapacity);  // keys kern
 static_assert(kGroups >= DENSE_TOP_K_MAX, "T must stand for at least k distinct keys");
 static_assert(kGroups <= 2 * 32, "kernel 2 reduces the maxima with one warp, two a lane");
 static_assert(kListCapacity == 4 * kThreads, "a sort has 2 pairs per thread per stage");
+static_assert(kThreads >= DENSE_TOP_K_MAX, "a list too long to rank holds at least k keys");
 
 // The workspace: the groups' maxima, the list's length, the list.
 struct Workspace {
@@ -188,9 +189,7 @@ __global__ void __launch_bounds__(kThreads) top_k_pick_kernel(const float* __res
         while (size < static_cast<int>(count)) size <<= 1;
         for (int t = static_cast<int>(threadIdx.x); t < size; t += kThreads)
             keys[t] = t < static_cast<int>(count) ? ws.list[t] : 0;
-        sort_descending(keys, size);
-        for (int t = size + static_cast<int>(threadIdx.x); t < k; t += kThreads) keys[t] = 0;  // fewer than k
-        __syncthreads();
+        sort_descending(keys, size);  // more than kThreads >= k keys: no slot of the first k is empty
     } else {
         // keys[0, k): the best so far (none yet); the rest of the tile takes the next keys of x.
         for (int t = static_cast<int>(threadIdx.x); t < k; t += kThreads) keys[t] = 0;
