@@ -130,6 +130,57 @@ TEST(GemvHelpersOnHost, SignedGridBytesAreNegatedExactly) {
     }
 }
 
+// The streamed IQ3 GEMVs' entry numbers: one prmt puts an index byte beside an upper byte (bytes 2 and
+// 3 zero), and the IQ3_S upper bytes carry the right 9th bit and sign nibble for every qh byte (the
+// multiply that spreads qh must not carry into a kept bit) and every sign nibble.
+TEST(GemvHelpersOnHost, SignedGridEntryNumbersPutEachFieldInItsPlace) {
+    std::mt19937_64 rng(11);
+    for (uint32_t qh = 0; qh < 256; ++qh) {
+        for (int it = 0; it < 64; ++it) {
+            const auto signs = static_cast<uint32_t>(rng());
+            const auto index_bytes = static_cast<uint32_t>(rng());
+            uint32_t first = 0, second = 0;
+            g::iq3s_entry_upper_bytes(qh, signs, first, second);
+            for (uint32_t l = 0; l < 4; ++l) {
+                const uint32_t want_first = ((qh >> (2 * l)) & 1u) | ((signs >> (8 * l)) & 15u) << 1;
+                const uint32_t want_second = ((qh >> (2 * l + 1)) & 1u) | ((signs >> (8 * l + 4)) & 15u) << 1;
+                ASSERT_EQ((first >> (8 * l)) & 0xFFu, want_first) << "qh " << qh << " signs " << signs << " group " << l;
+                ASSERT_EQ((second >> (8 * l)) & 0xFFu, want_second) << "qh " << qh << " signs " << signs << " group " << l;
+            }
+            // Byte j of the index word beside byte l of the upper word, for a few (j, l).
+            ASSERT_EQ((g::byte_pair_index<0, 0>(index_bytes, first)), (index_bytes & 0xFFu) | (first & 0xFFu) << 8);
+            ASSERT_EQ((g::byte_pair_index<3, 2>(index_bytes, second)), (index_bytes >> 24) | ((second >> 16) & 0xFFu) << 8);
+            ASSERT_EQ((g::byte_pair_index<1, 3>(index_bytes, first)), ((index_bytes >> 8) & 0xFFu) | (first >> 24) << 8);
+        }
+    }
+}
+
+// IQ2_S's 2 high index bits of each group land on byte l of one word, for every qh byte.
+TEST(GemvHelpersOnHost, Iq2sIndexHighBitsLandOnTheirGroupsByte) {
+    for (uint32_t qh = 0; qh < 256; ++qh) {
+        const uint32_t high = g::iq2s_index_high_bytes(qh);
+        for (uint32_t l = 0; l < 4; ++l) ASSERT_EQ((high >> (8 * l)) & 0xFFu, (qh >> (2 * l)) & 3u) << "qh " << qh << " group " << l;
+    }
+}
+
+// The sign-mask words read from a table give signed_dot8's sum for every mask, as dot - neg, also when
+// both sums run on from earlier groups.
+TEST(GemvHelpersOnHost, SignedDotByMaskWordsEqualsSignedDotForEveryMask) {
+    std::mt19937_64 rng(13);
+    for (uint32_t mask = 0; mask < 256; ++mask) {
+        uint32_t m[2];
+        g::sign_mask_words(mask, m);
+        for (int it = 0; it < 50; ++it) {
+            const auto g_lo = static_cast<uint32_t>(rng()) & 0x7F7F7F7Fu, g_hi = static_cast<uint32_t>(rng()) & 0x7F7F7F7Fu;
+            const uint32_t act[2] = {static_cast<uint32_t>(rng()), static_cast<uint32_t>(rng())};
+            const auto dot0 = static_cast<int32_t>(rng() % 20001) - 10000, neg0 = static_cast<int32_t>(rng() % 20001) - 10000;
+            int32_t dot = dot0, neg = neg0;
+            g::signed_dot8_by_words(g_lo, g_hi, m, act, dot, neg);
+            ASSERT_EQ(dot - neg, g::signed_dot8(g_lo, g_hi, mask, act, dot0 - neg0)) << "mask " << mask;
+        }
+    }
+}
+
 // The GEMV's signed dot of 8 grid magnitudes (signed_dot8: XOR with the sign bytes, then a dp4a of
 // the sign bits' 0x01 bytes as the correction) is the plain signed sum for every one of the 256
 // masks, magnitudes over the whole [0, 127] and activations over the whole int8 range.

@@ -55,10 +55,13 @@ struct IQ3_XXSDot {
     }
 
     // The streamed GEMV's unit: the same terms (the same integer sums), each half-group's signed
-    // values looked up at once in the signed grid (gemv_common.cuh, signed_grid_entry). It repeats
-    // unit's structure on purpose: with one template body for both, ptxas rescheduled the ring and
-    // GEMM kernels that use unit (sm_90 cubins: 6-373 instructions of each kernel differ), which
-    // were tuned and measured as they are.
+    // values looked up at once in the signed grid (gemv_common.cuh, signed_grid_entry, entry = index
+    // byte | sign nibble << 8). The sign masks of a sub-block's four groups are formed once as the bytes
+    // of one word, whose low nibbles (the groups' first halves) and high nibbles (second halves) are
+    // then the entry numbers' upper bytes: a lookup is one prmt (byte_pair_index), the address, the
+    // load and the dp4a. It repeats unit's structure on purpose: with one template body for both,
+    // ptxas rescheduled the ring and GEMM kernels that use unit (sm_90 cubins: 6-373 instructions of
+    // each kernel differ), which were tuned and measured as they are.
     static constexpr IqTable kStreamTable = IqTable::Iq3xxsSignedGrid;
     template <int A>
     DENSE_DECODE_FN static void stream_unit(const uint8_t* step, int u, const ActUnit& a, const IqTables& t, float (&term)[2]) {
@@ -68,21 +71,37 @@ struct IQ3_XXSDot {
         ld_words<sub_align(A, 2)>(step + 66 + 8 * u, aux);
         DENSE_DECODE_UNROLL
         for (int k = 0; k < 2; ++k) {
-            int32_t tsum = 0;
+            uint32_t masks = 0;  // byte l: group l's 8-bit sign mask
             DENSE_DECODE_UNROLL
-            for (int l = 0; l < 4; ++l) {
-                const uint32_t w = qs[2 * k + (l >> 1)];
-                const uint32_t signs = parity_signs((aux[k] >> (7 * l)) & 127u);
-                const uint32_t e1 = (byte_of(w, 2 * (l & 1)) << 4) | (signs & 15u);
-                const uint32_t e2 = (byte_of(w, 2 * (l & 1) + 1) << 4) | (signs >> 4);
-                tsum = dp4a(t.signed_grid32[e1], a.q[8 * k + 2 * l], tsum);
-                tsum = dp4a(t.signed_grid32[e2], a.q[8 * k + 2 * l + 1], tsum);
-            }
+            for (int l = 0; l < 4; ++l) masks |= parity_signs((aux[k] >> (7 * l)) & 127u) << (8 * l);
+            const uint32_t first = masks & 0x0F0F0F0Fu;
+            const uint32_t second = (masks >> 4) & 0x0F0F0F0Fu;
+            int32_t tsum = 0;
+            tsum = dp4a(t.signed_grid32[byte_pair_index<0, 0>(qs[2 * k], first)], a.q[8 * k + 0], tsum);
+            tsum = dp4a(t.signed_grid32[byte_pair_index<1, 0>(qs[2 * k], second)], a.q[8 * k + 1], tsum);
+            tsum = dp4a(t.signed_grid32[byte_pair_index<2, 1>(qs[2 * k], first)], a.q[8 * k + 2], tsum);
+            tsum = dp4a(t.signed_grid32[byte_pair_index<3, 1>(qs[2 * k], second)], a.q[8 * k + 3], tsum);
+            tsum = dp4a(t.signed_grid32[byte_pair_index<0, 2>(qs[2 * k + 1], first)], a.q[8 * k + 4], tsum);
+            tsum = dp4a(t.signed_grid32[byte_pair_index<1, 2>(qs[2 * k + 1], second)], a.q[8 * k + 5], tsum);
+            tsum = dp4a(t.signed_grid32[byte_pair_index<2, 3>(qs[2 * k + 1], first)], a.q[8 * k + 6], tsum);
+            tsum = dp4a(t.signed_grid32[byte_pair_index<3, 3>(qs[2 * k + 1], second)], a.q[8 * k + 7], tsum);
             const int32_t ls = 2 * static_cast<int32_t>(aux[k] >> 28) + 1;
             term[k] = mul(mul(mul(d, 0.25f), a.d[k]), to_f(ls * tsum));
         }
     }
 };
+
+// The upper bytes of an IQ3_S sub-block's 8 signed-grid entry numbers (entry = index | sign nibble
+// << 9, so an upper byte is the 9th index bit | sign nibble << 1), formed at once from its qh byte and
+// its sign word: byte l of `first` for the first half of group l (qh bit 2l, the low nibble of sign
+// byte l), byte l of `second` for its second half (qh bit 2l + 1, the high nibble). The 9th bits are
+// spread by one multiply, bit 2l -> bit 8l: of the shifted copies, those that collide (at bits 6, 12
+// and 18) carry only into bits 7, 13 and 19, which the mask drops (gemv_host_test.cpp checks every
+// qh byte).
+DENSE_DECODE_FN void iq3s_entry_upper_bytes(uint32_t qh, uint32_t signs, uint32_t& first, uint32_t& second) {
+    first = ((signs << 1) & 0x1E1E1E1Eu) | (((qh & 0x55u) * 0x00041041u) & 0x01010101u);
+    second = ((signs >> 3) & 0x1E1E1E1Eu) | ((((qh >> 1) & 0x55u) * 0x00041041u) & 0x01010101u);
+}
 
 // IQ3_S: 110 bytes = fp16 d @0, qs[64] @2 (low 8 bits of 9-bit indices), qh[8] @66 (bit 2l / 2l+1 of
 // qh[ib]: 9th bit of group l's first / second index), signs[32] @74, scales[4] @106 (nibble per
@@ -119,7 +138,8 @@ struct IQ3_SDot {
         }
     }
 
-    // The streamed GEMV's unit: the same terms, by the signed grid (see IQ3_XXSDot::stream_unit).
+    // The streamed GEMV's unit: the same terms, by the signed grid (see IQ3_XXSDot::stream_unit and
+    // iq3s_entry_upper_bytes).
     static constexpr IqTable kStreamTable = IqTable::Iq3sSignedGrid;
     template <int A>
     DENSE_DECODE_FN static void stream_unit(const uint8_t* step, int u, const ActUnit& a, const IqTables& t, float (&term)[2]) {
@@ -130,17 +150,17 @@ struct IQ3_SDot {
         const uint32_t scale_byte = step[106 + u];
         DENSE_DECODE_UNROLL
         for (int k = 0; k < 2; ++k) {
-            const uint32_t qh = step[66 + 2 * u + k];
+            uint32_t first, second;
+            iq3s_entry_upper_bytes(step[66 + 2 * u + k], sg[k], first, second);
             int32_t tsum = 0;
-            DENSE_DECODE_UNROLL
-            for (int l = 0; l < 4; ++l) {
-                const uint32_t w = qs[2 * k + (l >> 1)];
-                const uint32_t signs = byte_of(sg[k], l);
-                const uint32_t i1 = byte_of(w, 2 * (l & 1)) | (((qh >> (2 * l)) & 1u) << 8);
-                const uint32_t i2 = byte_of(w, 2 * (l & 1) + 1) | (((qh >> (2 * l + 1)) & 1u) << 8);
-                tsum = dp4a(t.signed_grid32[(i1 << 4) | (signs & 15u)], a.q[8 * k + 2 * l], tsum);
-                tsum = dp4a(t.signed_grid32[(i2 << 4) | (signs >> 4)], a.q[8 * k + 2 * l + 1], tsum);
-            }
+            tsum = dp4a(t.signed_grid32[byte_pair_index<0, 0>(qs[2 * k], first)], a.q[8 * k + 0], tsum);
+            tsum = dp4a(t.signed_grid32[byte_pair_index<1, 0>(qs[2 * k], second)], a.q[8 * k + 1], tsum);
+            tsum = dp4a(t.signed_grid32[byte_pair_index<2, 1>(qs[2 * k], first)], a.q[8 * k + 2], tsum);
+            tsum = dp4a(t.signed_grid32[byte_pair_index<3, 1>(qs[2 * k], second)], a.q[8 * k + 3], tsum);
+            tsum = dp4a(t.signed_grid32[byte_pair_index<0, 2>(qs[2 * k + 1], first)], a.q[8 * k + 4], tsum);
+            tsum = dp4a(t.signed_grid32[byte_pair_index<1, 2>(qs[2 * k + 1], second)], a.q[8 * k + 5], tsum);
+            tsum = dp4a(t.signed_grid32[byte_pair_index<2, 3>(qs[2 * k + 1], first)], a.q[8 * k + 6], tsum);
+            tsum = dp4a(t.signed_grid32[byte_pair_index<3, 3>(qs[2 * k + 1], second)], a.q[8 * k + 7], tsum);
             const int32_t ls = 1 + 2 * static_cast<int32_t>((scale_byte >> (4 * k)) & 15u);
             term[k] = mul(mul(d, a.d[k]), to_f(ls * tsum));
         }

@@ -74,6 +74,8 @@ DENSE_GEMV_CONSTEXPR int table_bytes(IqTable t) {
         case IqTable::Iq3sGrid: return 512 * 4;
         case IqTable::Iq3xxsSignedGrid: return 16 * 256 * 4;
         case IqTable::Iq3sSignedGrid: return 16 * 512 * 4;
+        case IqTable::Iq2xsGridSigns: return 512 * 8 + 128 * 8;
+        case IqTable::Iq2sGridSigns: return 1024 * 8 + 256 * 8;
         default: return 0;
     }
 }
@@ -372,36 +374,42 @@ static __device__ __noinline__ void copy_partial_chunk(uint8_t* dst, uintptr_t c
 
 // Copies codebook kT into shared memory `at` (all threads of the block; the caller synchronises) and
 // points `t` at it, before the kernel waits for the one ahead of it. The signed IQ3 grids are computed
-// from the grid: a thread reads one grid entry and writes its 16 signed forms (entries 16 g .. 16 g + 15,
+// from the grid: a thread reads one grid entry and writes its 16 signed forms (entries g + s * 2^bits,
 // signed_grid_entry's values: the sign masks are constants once the loop is unrolled, so each form is
-// two integer operations, stored 16 bytes at a time). Computing each of the 4,096 / 8,192 entries on
-// its own (a grid load, the mask, the signs, one 4-byte store) made a chain of 16 / 32 dependent
-// iterations a thread (a blockDim-strided loop, not unrolled) in front of every block, and in the token
-// step nothing hid it: H100, session 41, the 27B's tg128 +1.9 % with this form, the IQ3_S attn_output
-// 28.0 -> 19.6 us a node in the uncaptured profile (docs/perf-notes.md).
+// two integer operations; a warp's stores of one form are 32 consecutive words). Computing each of the
+// 4,096 / 8,192 entries on its own (a grid load, the mask, the signs, one 4-byte store) made a chain of
+// 16 / 32 dependent iterations a thread (a blockDim-strided loop, not unrolled) in front of every
+// block, and in the token step nothing hid it: H100, session 41, the 27B's tg128 +1.9 % with one grid
+// entry a thread, the IQ3_S attn_output 28.0 -> 19.6 us a node in the uncaptured profile
+// (docs/perf-notes.md).
 template <IqTable kT>
 __device__ void stage_table(uint8_t* at, IqTables& t) {
     if constexpr (kT == IqTable::Iq3xxsSignedGrid || kT == IqTable::Iq3sSignedGrid) {
         const uint32_t* src = kT == IqTable::Iq3xxsSignedGrid ? dense_iq3xxs_grid : dense_iq3s_grid;
         auto* dst = reinterpret_cast<uint32_t*>(at);
         constexpr int kGridEntries = table_bytes(kT) / (16 * 4);
-        const bool vec = (reinterpret_cast<uintptr_t>(at) & 15u) == 0;  // block-uniform
         for (int g = threadIdx.x; g < kGridEntries; g += blockDim.x) {
             const uint32_t magnitudes = src[g];
-            uint32_t forms[16];
             DENSE_DECODE_UNROLL
-            for (int s = 0; s < 16; ++s) forms[s] = apply_signs(magnitudes, sign_bytes4(static_cast<uint32_t>(s)));
-            uint32_t* out = dst + 16 * g;
-            if (vec) {
-                DENSE_DECODE_UNROLL
-                for (int q = 0; q < 4; ++q)
-                    reinterpret_cast<uint4*>(out)[q] = make_uint4(forms[4 * q], forms[4 * q + 1], forms[4 * q + 2], forms[4 * q + 3]);
-            } else {
-                DENSE_DECODE_UNROLL
-                for (int s = 0; s < 16; ++s) out[s] = forms[s];
-            }
+            for (int s = 0; s < 16; ++s) dst[s * kGridEntries + g] = apply_signs(magnitudes, sign_bytes4(static_cast<uint32_t>(s)));
         }
         t.signed_grid32 = dst;
+    } else if constexpr (kT == IqTable::Iq2xsGridSigns || kT == IqTable::Iq2sGridSigns) {
+        // The grid as below, then a sign mask's 2 words (sign_mask_words) per entry: by IQ2_XS's 7
+        // stored bits (parity completed) or IQ2_S's 8.
+        constexpr bool xs = kT == IqTable::Iq2xsGridSigns;
+        constexpr int kGridWords = xs ? 512 : 1024;
+        const uint64_t* src = xs ? dense_iq2xs_grid : dense_iq2s_grid;
+        auto* grid = reinterpret_cast<uint64_t*>(at);
+        for (int i = threadIdx.x; i < kGridWords; i += blockDim.x) grid[i] = src[i];
+        auto* masks = reinterpret_cast<uint2*>(at + 8 * kGridWords);
+        for (int e = threadIdx.x; e < (xs ? 128 : 256); e += blockDim.x) {
+            uint32_t m[2];
+            sign_mask_words(xs ? parity_signs(static_cast<uint32_t>(e)) : static_cast<uint32_t>(e), m);
+            masks[e] = make_uint2(m[0], m[1]);
+        }
+        t.grid64 = grid;
+        t.sign_masks = reinterpret_cast<const uint32_t*>(masks);
     } else if constexpr (kT == IqTable::Iq2xsGrid || kT == IqTable::Iq2sGrid) {
         const uint64_t* src = kT == IqTable::Iq2xsGrid ? dense_iq2xs_grid : dense_iq2s_grid;
         auto* dst = reinterpret_cast<uint64_t*>(at);
