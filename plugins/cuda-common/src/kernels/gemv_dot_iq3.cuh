@@ -21,6 +21,21 @@ DENSE_DECODE_FN int32_t iq3_group_dot(uint32_t g1, uint32_t g2, uint32_t mask8, 
 #endif
 }
 
+// sum_e qa * grid * sign over one sub-block of 32 elements from the signed grid (signed_grid_entry):
+// the index bytes of groups 0, 1 in lo, of groups 2, 3 in hi; byte l of `first` / `second` the
+// upper bytes of group l's two entry numbers; activation words act[0..7].
+DENSE_DECODE_FN int32_t signed_grid_dot32(const uint32_t* grid, uint32_t lo, uint32_t hi, uint32_t first, uint32_t second,
+                                          const uint32_t* act) {
+    int32_t s = dp4a(grid[byte_pair_index<0, 0>(lo, first)], act[0], 0);
+    s = dp4a(grid[byte_pair_index<1, 0>(lo, second)], act[1], s);
+    s = dp4a(grid[byte_pair_index<2, 1>(lo, first)], act[2], s);
+    s = dp4a(grid[byte_pair_index<3, 1>(lo, second)], act[3], s);
+    s = dp4a(grid[byte_pair_index<0, 2>(hi, first)], act[4], s);
+    s = dp4a(grid[byte_pair_index<1, 2>(hi, second)], act[5], s);
+    s = dp4a(grid[byte_pair_index<2, 3>(hi, first)], act[6], s);
+    return dp4a(grid[byte_pair_index<3, 3>(hi, second)], act[7], s);
+}
+
 // IQ3_XXS: 98 bytes = fp16 d @0, qs[64] @2 (8-bit grid indices, 2 per group), u32 per sub-block @66
 // (four 7-bit sign fields, parity-completed; the 4-bit scale on top, ls = 2*scale + 1).
 //   term = ((d * 0.25) * da) * float(ls * sum_e qa * grid * sign)
@@ -76,15 +91,7 @@ struct IQ3_XXSDot {
             for (int l = 0; l < 4; ++l) masks |= parity_signs((aux[k] >> (7 * l)) & 127u) << (8 * l);
             const uint32_t first = masks & 0x0F0F0F0Fu;
             const uint32_t second = (masks >> 4) & 0x0F0F0F0Fu;
-            int32_t tsum = 0;
-            tsum = dp4a(t.signed_grid32[byte_pair_index<0, 0>(qs[2 * k], first)], a.q[8 * k + 0], tsum);
-            tsum = dp4a(t.signed_grid32[byte_pair_index<1, 0>(qs[2 * k], second)], a.q[8 * k + 1], tsum);
-            tsum = dp4a(t.signed_grid32[byte_pair_index<2, 1>(qs[2 * k], first)], a.q[8 * k + 2], tsum);
-            tsum = dp4a(t.signed_grid32[byte_pair_index<3, 1>(qs[2 * k], second)], a.q[8 * k + 3], tsum);
-            tsum = dp4a(t.signed_grid32[byte_pair_index<0, 2>(qs[2 * k + 1], first)], a.q[8 * k + 4], tsum);
-            tsum = dp4a(t.signed_grid32[byte_pair_index<1, 2>(qs[2 * k + 1], second)], a.q[8 * k + 5], tsum);
-            tsum = dp4a(t.signed_grid32[byte_pair_index<2, 3>(qs[2 * k + 1], first)], a.q[8 * k + 6], tsum);
-            tsum = dp4a(t.signed_grid32[byte_pair_index<3, 3>(qs[2 * k + 1], second)], a.q[8 * k + 7], tsum);
+            const int32_t tsum = signed_grid_dot32(t.signed_grid32, qs[2 * k], qs[2 * k + 1], first, second, &a.q[8 * k]);
             const int32_t ls = 2 * static_cast<int32_t>(aux[k] >> 28) + 1;
             term[k] = mul(mul(mul(d, 0.25f), a.d[k]), to_f(ls * tsum));
         }
@@ -152,15 +159,7 @@ struct IQ3_SDot {
         for (int k = 0; k < 2; ++k) {
             uint32_t first, second;
             iq3s_entry_upper_bytes(step[66 + 2 * u + k], sg[k], first, second);
-            int32_t tsum = 0;
-            tsum = dp4a(t.signed_grid32[byte_pair_index<0, 0>(qs[2 * k], first)], a.q[8 * k + 0], tsum);
-            tsum = dp4a(t.signed_grid32[byte_pair_index<1, 0>(qs[2 * k], second)], a.q[8 * k + 1], tsum);
-            tsum = dp4a(t.signed_grid32[byte_pair_index<2, 1>(qs[2 * k], first)], a.q[8 * k + 2], tsum);
-            tsum = dp4a(t.signed_grid32[byte_pair_index<3, 1>(qs[2 * k], second)], a.q[8 * k + 3], tsum);
-            tsum = dp4a(t.signed_grid32[byte_pair_index<0, 2>(qs[2 * k + 1], first)], a.q[8 * k + 4], tsum);
-            tsum = dp4a(t.signed_grid32[byte_pair_index<1, 2>(qs[2 * k + 1], second)], a.q[8 * k + 5], tsum);
-            tsum = dp4a(t.signed_grid32[byte_pair_index<2, 3>(qs[2 * k + 1], first)], a.q[8 * k + 6], tsum);
-            tsum = dp4a(t.signed_grid32[byte_pair_index<3, 3>(qs[2 * k + 1], second)], a.q[8 * k + 7], tsum);
+            const int32_t tsum = signed_grid_dot32(t.signed_grid32, qs[2 * k], qs[2 * k + 1], first, second, &a.q[8 * k]);
             const int32_t ls = 1 + 2 * static_cast<int32_t>((scale_byte >> (4 * k)) & 15u);
             term[k] = mul(mul(d, a.d[k]), to_f(ls * tsum));
         }
