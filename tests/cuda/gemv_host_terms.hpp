@@ -39,28 +39,9 @@ const uint32_t* host_signed_grid() {
     return table.data();
 }
 
-// The streamed IQ2 GEMVs' sign-mask words (gemv_common.cuh, sign_mask_words): 128 masks by IQ2_XS's 7
-// stored bits (parity completed) or 256 by IQ2_S's 8, 8-byte aligned like the device's table.
-template <bool kXs>
-const uint32_t* host_sign_masks() {
-    alignas(8) static uint32_t table[2 * 256];
-    static const bool built = [] {
-        for (uint32_t e = 0; e < (kXs ? 128u : 256u); ++e) {
-            uint32_t m[2];
-            g::sign_mask_words(kXs ? g::parity_signs(e) : e, m);
-            for (int i = 0; i < 2; ++i) table[2 * e + i] = m[i];
-        }
-        return true;
-    }();
-    (void)built;
-    return table;
-}
-
 template <class Dot>
 g::IqTables host_tables() {
     g::IqTables t;
-    if constexpr (g::StreamTableOf<Dot>::value == g::IqTable::Iq2xsGridSigns) t.sign_masks = host_sign_masks<true>();
-    if constexpr (g::StreamTableOf<Dot>::value == g::IqTable::Iq2sGridSigns) t.sign_masks = host_sign_masks<false>();
     if constexpr (g::StreamTableOf<Dot>::value == g::IqTable::Iq3xxsSignedGrid)
         t.signed_grid32 = host_signed_grid<dense_iq3xxs_grid, 256>();
     if constexpr (g::StreamTableOf<Dot>::value == g::IqTable::Iq3sSignedGrid)

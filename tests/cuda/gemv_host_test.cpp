@@ -155,32 +155,6 @@ TEST(GemvHelpersOnHost, SignedGridEntryNumbersPutEachFieldInItsPlace) {
     }
 }
 
-// IQ2_S's 2 high index bits of each group land on byte l of one word, for every qh byte.
-TEST(GemvHelpersOnHost, Iq2sIndexHighBitsLandOnTheirGroupsByte) {
-    for (uint32_t qh = 0; qh < 256; ++qh) {
-        const uint32_t high = g::iq2s_index_high_bytes(qh);
-        for (uint32_t l = 0; l < 4; ++l) ASSERT_EQ((high >> (8 * l)) & 0xFFu, (qh >> (2 * l)) & 3u) << "qh " << qh << " group " << l;
-    }
-}
-
-// The sign-mask words read from a table give signed_dot8's sum for every mask, as dot - neg, also when
-// both sums run on from earlier groups.
-TEST(GemvHelpersOnHost, SignedDotByMaskWordsEqualsSignedDotForEveryMask) {
-    std::mt19937_64 rng(13);
-    for (uint32_t mask = 0; mask < 256; ++mask) {
-        uint32_t m[2];
-        g::sign_mask_words(mask, m);
-        for (int it = 0; it < 50; ++it) {
-            const auto g_lo = static_cast<uint32_t>(rng()) & 0x7F7F7F7Fu, g_hi = static_cast<uint32_t>(rng()) & 0x7F7F7F7Fu;
-            const uint32_t act[2] = {static_cast<uint32_t>(rng()), static_cast<uint32_t>(rng())};
-            const auto dot0 = static_cast<int32_t>(rng() % 20001) - 10000, neg0 = static_cast<int32_t>(rng() % 20001) - 10000;
-            int32_t dot = dot0, neg = neg0;
-            g::signed_dot8_by_words(g_lo, g_hi, m, act, dot, neg);
-            ASSERT_EQ(dot - neg, g::signed_dot8(g_lo, g_hi, mask, act, dot0 - neg0)) << "mask " << mask;
-        }
-    }
-}
-
 // The GEMV's signed dot of 8 grid magnitudes (signed_dot8: XOR with the sign bytes, then a dp4a of
 // the sign bits' 0x01 bytes as the correction) is the plain signed sum for every one of the 256
 // masks, magnitudes over the whole [0, 127] and activations over the whole int8 range.

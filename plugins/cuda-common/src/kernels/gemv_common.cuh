@@ -431,15 +431,10 @@ struct IqTables {
     const uint64_t* grid64 = nullptr;    // IQ2_XS (512 entries) or IQ2_S (1024)
     const uint32_t* grid32 = nullptr;    // IQ3_XXS (256) or IQ3_S (512)
     const uint32_t* signed_grid32 = nullptr;  // the streamed IQ3 GEMVs: signed_grid_entry<bits>(grid32, e)
-    const uint32_t* sign_masks = nullptr;  // the streamed IQ2 GEMVs: 2 words (sign_mask_words) per mask, 8-byte aligned
     uint32_t kvalues[4] = {0, 0, 0, 0};  // kvalues_iq4nl as 4 little-endian words (IQ4_NL, IQ4_XS)
 };
 
-enum class IqTable {
-    None, Iq2xsGrid, Iq2sGrid, Iq3xxsGrid, Iq3sGrid, Iq4Values, Iq3xxsSignedGrid, Iq3sSignedGrid,
-    Iq2xsGridSigns,  // the IQ2_XS grid, then 128 sign masks (by the 7 stored bits; parity_signs)
-    Iq2sGridSigns    // the IQ2_S grid, then 256 sign masks
-};
+enum class IqTable { None, Iq2xsGrid, Iq2sGrid, Iq3xxsGrid, Iq3sGrid, Iq4Values, Iq3xxsSignedGrid, Iq3sSignedGrid };
 
 // Entry e of an IQ3 format's signed grid of 2^kIndexBits grid entries (8 for IQ3_XXS, 9 for IQ3_S):
 // grid entry e % 2^kIndexBits (four magnitudes in [1, 62]) with the signs of the nibble above it,
@@ -459,34 +454,13 @@ DENSE_DECODE_FN uint32_t signed_grid_entry(const uint32_t* grid, uint32_t e) {
 
 // A table index from two bytes: byte 0 = byte j of `w` (a stored index's low 8 bits), byte 1 = byte l
 // of `h` (the bits above them, below 0x80), bytes 2 and 3 = the sign of h's byte l, which is 0. One
-// prmt. The streamed IQ3 GEMVs' signed-grid entry numbers (h: IQ3_S's 9th index bit and the sign
-// nibble, or IQ3_XXS's sign nibble) and IQ2_S's 10-bit grid indices (h: the 2 high index bits).
+// prmt: the streamed IQ3 GEMVs' signed-grid entry numbers (h: IQ3_S's 9th index bit and the sign
+// nibble, or IQ3_XXS's sign nibble).
 template <int j, int l>
 DENSE_DECODE_FN uint32_t byte_pair_index(uint32_t w, uint32_t h) {
     static_assert(j >= 0 && j < 4 && l >= 0 && l < 4, "byte numbers");
     constexpr uint32_t hi = 4u + static_cast<uint32_t>(l);
     return byte_perm_signed(w, h, static_cast<uint32_t>(j) | hi << 4 | (8u | hi) << 8 | (8u | hi) << 12);
-}
-
-// The 2 words of an 8-bit sign mask as the streamed IQ2 GEMVs read them from a table in shared memory
-// (IqTables::sign_masks): 0xFF bytes for bits 0..3, then for bits 4..7.
-DENSE_DECODE_FN void sign_mask_words(uint32_t mask8, uint32_t (&m)[2]) {
-    m[0] = sign_bytes4(mask8 & 15u);
-    m[1] = sign_bytes4((mask8 >> 4) & 15u);
-}
-
-// signed_dot8 with the sign mask's words (sign_mask_words) given instead of computed, in two sums:
-// `dot` gets the products with the sign-flipped magnitudes (g ^ m), `neg` the activations' sum where
-// the sign is negative, counted negatively (dp4a with the 0xFF bytes, -1 each). dot - neg is
-// signed_dot8's sum exactly (g ^ 0xFF read as int8 is -g - 1). One 8-byte shared-memory load a group
-// instead of the ~8 integer operations that form the words; two accumulators instead of the 0x01
-// words, which left the IQ2_S stream kernel too few registers (spills at 80).
-DENSE_DECODE_FN void signed_dot8_by_words(uint32_t g_lo, uint32_t g_hi, const uint32_t (&m)[2], const uint32_t* act,
-                                          int32_t& dot, int32_t& neg) {
-    dot = dp4a(g_lo ^ m[0], act[0], dot);
-    dot = dp4a(g_hi ^ m[1], act[1], dot);
-    neg = dp4a(m[0], act[0], neg);
-    neg = dp4a(m[1], act[1], neg);
 }
 
 // Byte j (0..3) of w.

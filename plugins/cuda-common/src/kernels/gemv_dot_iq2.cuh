@@ -23,11 +23,6 @@ DENSE_DECODE_FN int32_t iq_group8_dot(uint64_t g, uint32_t mask8, const uint32_t
 #endif
 }
 
-// The 2 words of sign mask e (8-byte aligned in IqTables::sign_masks).
-DENSE_DECODE_FN void sign_masks_at(const IqTables& t, uint32_t e, uint32_t (&m)[2]) {
-    ld_words<8>(reinterpret_cast<const uint8_t*>(t.sign_masks + 2 * e), m);
-}
-
 // IQ2_XS: 74 bytes = fp16 d @0, u16 qs[32] @2 (9-bit grid index | 7 sign bits << 9), scales[8] @66.
 struct IQ2_XSDot {
     static constexpr int kBlockElems = 256;
@@ -55,46 +50,7 @@ struct IQ2_XSDot {
             term[k] = mul(mul(mul(d, 0.125f), a.d[k]), to_f(isum));
         }
     }
-
-    // The streamed GEMV's unit: the same terms, with each group's sign-mask words read from a table
-    // (kStreamTable: the grid, then 128 masks by the 7 stored bits, parity completed; sign_mask_words)
-    // instead of formed: the parity (a popc) and the ~8 integer operations of signed_dot8 become one
-    // 8-byte shared-memory load. The IQ2 GEMVs issue ~4x the instructions per byte of Q4_K, and the
-    // integer pipe is their limit (docs/perf-notes.md, sessions 29 and 41). unit stays as it is for
-    // the ring and GEMM kernels, which were tuned and measured with it.
-    static constexpr IqTable kStreamTable = IqTable::Iq2xsGridSigns;
-    template <int A>
-    DENSE_DECODE_FN static void stream_unit(const uint8_t* step, int u, const ActUnit& a, const IqTables& t, float (&term)[2]) {
-        const float d = ld_fp16<A>(step);
-        uint32_t qs[4];
-        ld_words<sub_align(A, 2)>(step + 2 + 16 * u, qs);
-        DENSE_DECODE_UNROLL
-        for (int k = 0; k < 2; ++k) {
-            const uint32_t sbyte = step[66 + 2 * u + k];
-            int32_t dot[2] = {0, 0}, neg[2] = {0, 0};  // groups 0, 1 (the scale's low nibble) and 2, 3 (its high one)
-            DENSE_DECODE_UNROLL
-            for (int l = 0; l < 4; ++l) {
-                const uint32_t w = (qs[2 * k + (l >> 1)] >> (16 * (l & 1))) & 0xFFFFu;
-                uint32_t m[2];
-                sign_masks_at(t, w >> 9, m);
-                const uint64_t g = t.grid64[w & 511u];
-                signed_dot8_by_words(static_cast<uint32_t>(g), static_cast<uint32_t>(g >> 32), m, &a.q[8 * k + 2 * l],
-                                     dot[l >> 1], neg[l >> 1]);
-            }
-            const int32_t isum = static_cast<int32_t>(2u * (sbyte & 15u) + 1u) * (dot[0] - neg[0]) +
-                                 static_cast<int32_t>(2u * (sbyte >> 4) + 1u) * (dot[1] - neg[1]);
-            term[k] = mul(mul(mul(d, 0.125f), a.d[k]), to_f(isum));
-        }
-    }
 };
-
-// Byte l = the 2 high index bits of IQ2_S group l (bits 2l, 2l+1 of the sub-block's qh byte), for all
-// four groups at once: the even groups' fields and the odd ones' are spread by one multiply each
-// (field l's copy shifted by 6l lands on byte l; with every other field masked off, no two shifted
-// copies overlap, so nothing carries; gemv_host_test.cpp checks every qh byte).
-DENSE_DECODE_FN uint32_t iq2s_index_high_bytes(uint32_t qh) {
-    return (((qh & 0x33u) * 0x00041041u) & 0x00030003u) | (((qh & 0xCCu) * 0x00041041u) & 0x03000300u);
-}
 
 // IQ2_S: 82 bytes = fp16 d @0, qs[32] @2 (low 8 index bits), signs[32] @34 (full masks), qh[8] @66
 // (2 high index bits per group), scales[8] @74.
@@ -125,45 +81,6 @@ struct IQ2_SDot {
             }
             term[k] = mul(mul(mul(d, 0.125f), a.d[k]), to_f(isum));
         }
-    }
-
-    // The streamed GEMV's unit: the same terms, with the sign-mask words read from a table (see
-    // IQ2_XSDot::stream_unit; 256 masks) and each 10-bit index put together by one prmt
-    // (byte_pair_index) from its low byte and a byte holding its 2 high bits. Those 4 bytes come from
-    // the sub-block's qh byte at once (iq2s_index_high_bytes).
-    static constexpr IqTable kStreamTable = IqTable::Iq2sGridSigns;
-    template <int A>
-    DENSE_DECODE_FN static void stream_unit(const uint8_t* step, int u, const ActUnit& a, const IqTables& t, float (&term)[2]) {
-        const float d = ld_fp16<A>(step);
-        uint32_t qs[2], sg[2];
-        ld_words<sub_align(A, 2)>(step + 2 + 8 * u, qs);
-        ld_words<sub_align(A, 2)>(step + 34 + 8 * u, sg);
-        DENSE_DECODE_UNROLL
-        for (int k = 0; k < 2; ++k) {
-            const uint32_t high = iq2s_index_high_bytes(step[66 + 2 * u + k]);
-            const uint32_t sbyte = step[74 + 2 * u + k];
-            // Groups 0, 1 share the scale's low nibble, groups 2, 3 its high one: a pair's sums are
-            // accumulated together (integer sums: the same value in any order).
-            int32_t dot01 = 0, neg01 = 0, dot23 = 0, neg23 = 0;
-            group_dot<0>(qs[k], high, sg[k], t, &a.q[8 * k], dot01, neg01);
-            group_dot<1>(qs[k], high, sg[k], t, &a.q[8 * k], dot01, neg01);
-            group_dot<2>(qs[k], high, sg[k], t, &a.q[8 * k], dot23, neg23);
-            group_dot<3>(qs[k], high, sg[k], t, &a.q[8 * k], dot23, neg23);
-            const int32_t isum = static_cast<int32_t>(2u * (sbyte & 15u) + 1u) * (dot01 - neg01) +
-                                 static_cast<int32_t>(2u * (sbyte >> 4) + 1u) * (dot23 - neg23);
-            term[k] = mul(mul(mul(d, 0.125f), a.d[k]), to_f(isum));
-        }
-    }
-
-    // The signed dot of group l of a sub-block into (dot, neg) (signed_dot8_by_words): index low bytes
-    // qs, high bytes `high`, sign bytes sg.
-    template <int l>
-    DENSE_DECODE_FN static void group_dot(uint32_t qs, uint32_t high, uint32_t sg, const IqTables& t, const uint32_t* act,
-                                          int32_t& dot, int32_t& neg) {
-        uint32_t m[2];
-        sign_masks_at(t, byte_of(sg, l), m);
-        const uint64_t g = t.grid64[byte_pair_index<l, l>(qs, high)];
-        signed_dot8_by_words(static_cast<uint32_t>(g), static_cast<uint32_t>(g >> 32), m, act + 2 * l, dot, neg);
     }
 };
 

@@ -74,8 +74,6 @@ DENSE_GEMV_CONSTEXPR int table_bytes(IqTable t) {
         case IqTable::Iq3sGrid: return 512 * 4;
         case IqTable::Iq3xxsSignedGrid: return 16 * 256 * 4;
         case IqTable::Iq3sSignedGrid: return 16 * 512 * 4;
-        case IqTable::Iq2xsGridSigns: return 512 * 8 + 128 * 8;
-        case IqTable::Iq2sGridSigns: return 1024 * 8 + 256 * 8;
         default: return 0;
     }
 }
@@ -394,22 +392,6 @@ __device__ void stage_table(uint8_t* at, IqTables& t) {
             for (int s = 0; s < 16; ++s) dst[s * kGridEntries + g] = apply_signs(magnitudes, sign_bytes4(static_cast<uint32_t>(s)));
         }
         t.signed_grid32 = dst;
-    } else if constexpr (kT == IqTable::Iq2xsGridSigns || kT == IqTable::Iq2sGridSigns) {
-        // The grid as below, then a sign mask's 2 words (sign_mask_words) per entry: by IQ2_XS's 7
-        // stored bits (parity completed) or IQ2_S's 8.
-        constexpr bool xs = kT == IqTable::Iq2xsGridSigns;
-        constexpr int kGridWords = xs ? 512 : 1024;
-        const uint64_t* src = xs ? dense_iq2xs_grid : dense_iq2s_grid;
-        auto* grid = reinterpret_cast<uint64_t*>(at);
-        for (int i = threadIdx.x; i < kGridWords; i += blockDim.x) grid[i] = src[i];
-        auto* masks = reinterpret_cast<uint2*>(at + 8 * kGridWords);
-        for (int e = threadIdx.x; e < (xs ? 128 : 256); e += blockDim.x) {
-            uint32_t m[2];
-            sign_mask_words(xs ? parity_signs(static_cast<uint32_t>(e)) : static_cast<uint32_t>(e), m);
-            masks[e] = make_uint2(m[0], m[1]);
-        }
-        t.grid64 = grid;
-        t.sign_masks = reinterpret_cast<const uint32_t*>(masks);
     } else if constexpr (kT == IqTable::Iq2xsGrid || kT == IqTable::Iq2sGrid) {
         const uint64_t* src = kT == IqTable::Iq2xsGrid ? dense_iq2xs_grid : dense_iq2s_grid;
         auto* dst = reinterpret_cast<uint64_t*>(at);
