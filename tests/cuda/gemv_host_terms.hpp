@@ -32,6 +32,7 @@ g::ActView act_view(const Q832& a) {
 template <const uint32_t* kGrid, int n>
 const uint32_t* host_signed_grid() {
     static const std::vector<uint32_t> table = [] {
+        static_assert(n == 256 || n == 512, "IQ3_XXS (8 index bits) or IQ3_S (9)");
         std::vector<uint32_t> v(static_cast<std::size_t>(16 * n));
         for (uint32_t e = 0; e < v.size(); ++e) v[e] = g::signed_grid_entry<n == 256 ? 8 : 9>(kGrid, e);
         return v;
