@@ -17,15 +17,25 @@
 // The fused prologue's sum of squares is not the norm kernel's order (3 octets a thread over 256
 // threads instead of 1 over 640), so the outputs are compared within a tolerance, not bit for bit.
 //
+// Session 43 (`split`): the small node between two GEMVs done by the warps of the GEMV BEFORE it,
+// in its epilogue, with no node and no prologue: the warp that finishes the last task of a 32-row
+// group (an atomic count a group) quantizes that group. For the RMS norm the scale is left out of
+// the Q8_32 codes (they do not depend on it) and the group's sum of squares is written beside them;
+// the GEMV after it applies the scale to its outputs at the end. For SwiGLU nothing is deferred, so
+// its quantized copy is the node's, bit for bit. Links: down -> norm -> gate+up and ssm_out -> norm
+// -> qkv+gate (node / split / no norm), gate+up -> SwiGLU -> down (node / epilogue / no node).
+//
 // Build (here or on the GPU machine):
 //   nvcc -O3 -std=c++20 -arch=sm_90 -DDENSE_CUDA_TARGET_CC=90 -Iplugins/cuda-common/src \
 //        -Ibuild/plugins/generated experiments/norm_gemv.cu plugins/cuda-common/src/kernels/launch_chain.cu \
-//        plugins/cuda-common/src/kernels/ops_norm.cu -o experiments/norm_gemv
-// Run: experiments/norm_gemv [iq4_xs q5_k q6_k q6_k_wide]      prints us per chain link for each shape.
+//        plugins/cuda-common/src/kernels/ops_norm.cu plugins/cuda-common/src/kernels/ops_elementwise.cu \
+//        -o experiments/norm_gemv
+// Run: experiments/norm_gemv [iq4_xs q5_k q6_k q6_k_wide split]   prints us per chain link for each shape.
 #include "kernels/act_common.cuh"
 #include "kernels/act_launchers.hpp"
 #include "kernels/act_step_math.cuh"
 #include "kernels/gemv_dot_iq4.cuh"
+#include "kernels/gemv_dot_q4_k.cuh"
 #include "kernels/gemv_dot_q5_k.cuh"
 #include "kernels/gemv_dot_q6_k.cuh"
 #include "kernels/gemv_kernel.cuh"
@@ -72,6 +82,19 @@ struct Args {
     const float* nw;
     int n;
     float eps;
+    // kQuantOut (session 43): the producer's epilogue. nw is then the NEXT norm's weight ({rows});
+    // qout the Q8_32 copy of dst * nw (no norm scale) for the next GEMV, partial[g] the sum of
+    // squares of dst's rows 32g..32g+31, counters[g] the tasks finished in that group (never reset:
+    // a group is complete when a count reaches a multiple of its task count).
+    uint8_t* qout;
+    float* partial;
+    unsigned* counters;
+    // kLatePartials: the consumer's norm scale from `groups` partial sums of squares over `n` rows.
+    const float* partial_in;
+    int groups;
+    // kSwigluOut: dst is [gate rows | up rows], `half` rows each; qout gets Q8_32(silu(gate) * up) and
+    // counters[g] counts the tasks of gate group g and up group g (32 in all).
+    int64_t half;
 };
 
 // kLateScale: the block's sum of squares from the per-warp partials the prologue left in scratch
@@ -143,7 +166,13 @@ struct Q6_KNarrowDot : Q6_KDot {
 // whole first task, not two steps of a row), kLateScale (the prologue quantizes x * w without the
 // norm's scale s, whose block sum runs after the task loop: y = s * W q(x * w), exact in real
 // arithmetic because a Q8_32 block's codes do not depend on a common factor, only its d does).
-constexpr int kFused = 1, kPrefetchTask = 2, kLateScale = 4;
+// kQuantOut and kLatePartials (session 43) split the norm between the two GEMVs around it: the
+// producer's warp that finishes the last task of a 32-row group quantizes that group (times the norm
+// weight, without the scale) and writes its sum of squares; the consumer reads the Q8_32 copy as it
+// reads any activation and multiplies its outputs by the scale from the partial sums at the end (their
+// loads issued into shared memory before its task loop, so nothing waits for them up front).
+constexpr int kFused = 1, kPrefetchTask = 2, kLateScale = 4, kQuantOut = 8, kLatePartials = 16, kSwigluOut = 32;
+constexpr int kMaxGroups = 192;  // kLatePartials: the partial sums a warp stages (IN <= 6144)
 
 template <class Dot, int MODE>
 __global__ void __launch_bounds__(256, 3) stream_gemv(const __grid_constant__ Args p) {
@@ -152,6 +181,7 @@ __global__ void __launch_bounds__(256, 3) stream_gemv(const __grid_constant__ Ar
     __shared__ __align__(16) uint8_t table[kTableSmem<Dot>];
     __shared__ __align__(16) uint8_t act_smem[FUSED ? kMaxIn + kMaxIn / 4 : 16];
     __shared__ float scratch[33];
+    __shared__ __align__(16) float late_smem[(MODE & kLatePartials) ? 8 * kMaxGroups : 4];
     const int warp = static_cast<int>(threadIdx.x >> 5);
     const int lane = static_cast<int>(threadIdx.x & 31);
     const int u = lane & 3;
@@ -178,6 +208,15 @@ __global__ void __launch_bounds__(256, 3) stream_gemv(const __grid_constant__ Ar
 
     ActView act = p.act;
     float late_ss = 0.0f;
+    if constexpr ((MODE & kLatePartials) != 0) {
+        // This warp's copy of the partial sums, 16 bytes a lane per copy, no registers held.
+        float* mine = late_smem + kMaxGroups * warp;
+        for (int c = lane; 4 * c < p.groups; c += 32) {
+            const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(mine + 4 * c));
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(p.partial_in + 4 * c) : "memory");
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
+    }
     if constexpr (FUSED) {
         // x's norm and its Q8_32 copy in shared memory: octets t, t + 256, t + 512 of each thread.
         // x is read twice (the second time from L1), so nothing but the sum lives across the
@@ -245,7 +284,49 @@ __global__ void __launch_bounds__(256, 3) stream_gemv(const __grid_constant__ Ar
             acc[0] *= s;
             acc[1] *= s;
         }
+        if constexpr ((MODE & kLatePartials) != 0) {
+            asm volatile("cp.async.wait_all;" ::: "memory");
+            __syncwarp();
+            const float* mine = late_smem + kMaxGroups * warp;
+            float ss = 0.0f;
+            for (int g = lane; g < p.groups; g += 32) ss += mine[g];
+            const float s = rms_scale(warp_sum(ss), static_cast<float>(p.n), p.eps);
+            acc[0] *= s;
+            acc[1] *= s;
+        }
         if (lane < kRows && row0 + lane < p.rows) p.dst[row0 + lane] = lane == 0 ? acc[0] : acc[1];
+        if constexpr ((MODE & kQuantOut) != 0) {
+            constexpr unsigned kTasksPerGroup = 32 / kRows;
+            const int64_t g = row0 / 32;
+            __threadfence();  // this warp's rows before its count
+            __syncwarp();
+            unsigned before = 0;
+            if (lane == 0) before = atomicAdd(p.counters + g, 1u);
+            before = __shfl_sync(0xFFFFFFFFu, before, 0);
+            if (before % kTasksPerGroup == kTasksPerGroup - 1) {  // the group's last task: quantize it
+                __threadfence();
+                const int64_t r = 32 * g + lane;
+                const float v = __ldcg(p.dst + r) * p.nw[r];
+                const float ss = warp_sum(v * v);
+                quantize_q8_32_block(v, g, Q8_32Out{p.qout, p.rows});
+                if (lane == 0) p.partial[g] = ss;
+            }
+        }
+        if constexpr ((MODE & kSwigluOut) != 0) {  // the same, for SwiGLU's quantized copy (exact: no scale)
+            constexpr unsigned kTasksPerGroup = 2 * 32 / kRows;
+            const int64_t g = (row0 < p.half ? row0 : row0 - p.half) / 32;
+            __threadfence();
+            __syncwarp();
+            unsigned before = 0;
+            if (lane == 0) before = atomicAdd(p.counters + g, 1u);
+            before = __shfl_sync(0xFFFFFFFFu, before, 0);
+            if (before % kTasksPerGroup == kTasksPerGroup - 1) {
+                __threadfence();
+                const int64_t r = 32 * g + lane;
+                const float v = silu_f(__ldcg(p.dst + r)) * __ldcg(p.dst + p.half + r);
+                quantize_q8_32_block(v, g, Q8_32Out{p.qout, p.half});
+            }
+        }
     }
 }
 
@@ -479,6 +560,299 @@ void compare_q6_k_wide(const Shape& shape, cudaStream_t stream) {
     CK(cudaFree(yb));
 }
 
+// Session 43: the FFN's down -> norm -> gate/up links with the norm split between the two GEMVs
+// (kQuantOut in the producer, kLatePartials in the consumer) against the pack's norm node between
+// them, and against no norm at all (the floor). The down GEMV (5120 x IN_DOWN) writes the residual
+// stream; the gate/up GEMV (OUT_UP x 5120) reads its normed Q8_32 copy.
+template <class DownDot, class UpDot>
+void run_split_norm(const char* what, std::vector<int> down_f16, std::vector<int> up_f16, int64_t in_down, int64_t out_up,
+                    cudaStream_t stream) {
+    constexpr int64_t kHidden = 5120;
+    std::mt19937_64 rng(1234 + in_down + out_up);
+    std::uniform_real_distribution<float> sc(0.0005f, 0.004f);
+    auto make_weights = [&](int64_t in, int64_t out, int block_elems, int block_bytes, const std::vector<int>& f16,
+                            std::vector<uint8_t*>& copies, int64_t& row_bytes) {
+        row_bytes = in / block_elems * block_bytes;
+        const int64_t bytes = row_bytes * out;
+        std::vector<uint8_t> host(static_cast<size_t>(bytes));
+        for (auto& b : host) b = static_cast<uint8_t>(rng());
+        for (int64_t b = 0; b < bytes / block_bytes; ++b)
+            for (int off : f16) {
+                const uint16_t h = __half_as_ushort(__float2half(sc(rng)));
+                std::memcpy(&host[static_cast<size_t>(b * block_bytes + off)], &h, 2);
+            }
+        copies.resize(static_cast<size_t>(std::max<int64_t>(2, (256ll << 20) / bytes + 1)));
+        for (auto& ptr : copies) {
+            CK(cudaMalloc(&ptr, static_cast<size_t>(bytes + 256)));
+            CK(cudaMemcpy(ptr, host.data(), static_cast<size_t>(bytes), cudaMemcpyHostToDevice));
+        }
+        return bytes;
+    };
+    std::vector<uint8_t*> wd, wu;
+    int64_t rb_down = 0, rb_up = 0;
+    const int64_t bytes_down = make_weights(in_down, kHidden, DownDot::kBlockElems, DownDot::kBlockBytes, down_f16, wd, rb_down);
+    const int64_t bytes_up = make_weights(kHidden, out_up, UpDot::kBlockElems, UpDot::kBlockBytes, up_f16, wu, rb_up);
+
+    // The down GEMV's activation: random Q8_32 codes with small positive d (s unused by these formats'
+    // units but for the K-quants' minimum terms, so it is d * sum q as the rule says).
+    std::vector<uint8_t> act_down_h(static_cast<size_t>(in_down + in_down / 4));
+    std::vector<float> dd(static_cast<size_t>(in_down / 32)), ss(static_cast<size_t>(in_down / 32));
+    for (int64_t b = 0; b < in_down / 32; ++b) {
+        int sum = 0;
+        for (int i = 0; i < 32; ++i) {
+            const int q = static_cast<int>(rng() % 255) - 127;
+            act_down_h[static_cast<size_t>(32 * b + i)] = static_cast<uint8_t>(static_cast<int8_t>(q));
+            sum += q;
+        }
+        dd[static_cast<size_t>(b)] = sc(rng) * 8;
+        ss[static_cast<size_t>(b)] = dd[static_cast<size_t>(b)] * static_cast<float>(sum);
+    }
+    std::memcpy(&act_down_h[static_cast<size_t>(in_down)], dd.data(), dd.size() * 4);
+    std::memcpy(&act_down_h[static_cast<size_t>(in_down + in_down / 8)], ss.data(), ss.size() * 4);
+    std::vector<float> nwh(static_cast<size_t>(kHidden));
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (auto& v : nwh) v = 1.0f + 0.1f * nd(rng);
+
+    uint8_t *act_down, *act_up;
+    float *resid, *nw, *y, *y_ref, *partial, *normed;
+    unsigned* counters;
+    CK(cudaMalloc(&act_down, act_down_h.size()));
+    CK(cudaMalloc(&act_up, kHidden + kHidden / 4));
+    CK(cudaMalloc(&resid, kHidden * 4));
+    CK(cudaMalloc(&normed, kHidden * 4));
+    CK(cudaMalloc(&nw, kHidden * 4));
+    CK(cudaMalloc(&y, out_up * 4));
+    CK(cudaMalloc(&y_ref, out_up * 4));
+    CK(cudaMalloc(&partial, kMaxGroups * 4));
+    CK(cudaMalloc(&counters, kHidden / 32 * 4));
+    CK(cudaMemset(counters, 0, kHidden / 32 * 4));
+    CK(cudaMemcpy(act_down, act_down_h.data(), act_down_h.size(), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(nw, nwh.data(), kHidden * 4, cudaMemcpyHostToDevice));
+
+    Args down{};
+    down.rows = kHidden;
+    down.row_bytes = rb_down;
+    down.steps = static_cast<int>(in_down / 256);
+    down.tasks = kHidden / kRows;
+    down.act = {reinterpret_cast<const int8_t*>(act_down), reinterpret_cast<const float*>(act_down + in_down),
+                reinterpret_cast<const float*>(act_down + in_down + in_down / 8)};
+    down.dst = resid;
+    down.nw = nw;
+    down.n = static_cast<int>(in_down);
+    down.qout = act_up;
+    down.partial = partial;
+    down.counters = counters;
+    Args up{};
+    up.rows = out_up;
+    up.row_bytes = rb_up;
+    up.steps = static_cast<int>(kHidden / 256);
+    up.tasks = (out_up + kRows - 1) / kRows;
+    up.act = {reinterpret_cast<const int8_t*>(act_up), reinterpret_cast<const float*>(act_up + kHidden),
+              reinterpret_cast<const float*>(act_up + kHidden + kHidden / 8)};
+    up.n = static_cast<int>(kHidden);
+    up.eps = 1e-6f;
+    up.partial_in = partial;
+    up.groups = static_cast<int>(kHidden / 32);
+    act::NormArgs na{};
+    na.x = resid;
+    na.x_stride = kHidden;
+    na.w = nw;
+    na.y = normed;
+    na.y_stride = kHidden;
+    na.n = kHidden;
+    na.rows = 1;
+    na.eps = 1e-6f;
+    na.quantized = {act_up, kHidden};
+
+    // Check on copy 0: norm node path against the split path, same down output.
+    Args d0 = down, u0 = up;
+    d0.w = wd[0];
+    u0.w = wu[0];
+    launch<DownDot, 0>(d0, stream);
+    CK(act::launch_rms_norm(na, stream));
+    u0.dst = y_ref;
+    launch<UpDot, 0>(u0, stream);
+    launch<DownDot, kQuantOut>(d0, stream);
+    u0.dst = y;
+    launch<UpDot, kLatePartials>(u0, stream);
+    CK(cudaStreamSynchronize(stream));
+    std::vector<float> ra(static_cast<size_t>(out_up)), rb(static_cast<size_t>(out_up));
+    CK(cudaMemcpy(ra.data(), y_ref, out_up * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(rb.data(), y, out_up * 4, cudaMemcpyDeviceToHost));
+    double scale = 0, worst = 0;
+    for (float v : ra) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+    for (int64_t r = 0; r < out_up; ++r) worst = std::max(worst, std::fabs(static_cast<double>(ra[r]) - rb[r]));
+
+    constexpr int kLinks = 32;
+    auto chain = [&](int kind) {  // 0 no norm (floor), 1 norm node between, 2 split norm
+        return time_graph(stream, kLinks, [&](int i) {
+            Args dl = down, ul = up;
+            dl.w = wd[static_cast<size_t>(i % wd.size())];
+            ul.w = wu[static_cast<size_t>(i % wu.size())];
+            ul.dst = y;
+            if (kind == 2) {
+                launch<DownDot, kQuantOut>(dl, stream);
+                launch<UpDot, kLatePartials>(ul, stream);
+                return;
+            }
+            launch<DownDot, 0>(dl, stream);
+            if (kind == 1) CK(act::launch_rms_norm(na, stream));
+            launch<UpDot, 0>(ul, stream);
+        });
+    };
+    double t[3][2];
+    for (int r = 0; r < 2; ++r)
+        for (int k = 0; k < 3; ++k) t[k][r] = chain(k);
+    std::printf("%-22s down %5lld x %-5lld %5.1f MB, up %5lld x %-5lld %5.1f MB | split against node, max |diff| %.3g (max |y| %.3g)\n",
+                what, static_cast<long long>(in_down), static_cast<long long>(kHidden), bytes_down / 1e6,
+                static_cast<long long>(kHidden), static_cast<long long>(out_up), bytes_up / 1e6, worst, scale);
+    std::printf("        us a link (two runs): no norm %.2f / %.2f | norm node %.2f / %.2f | split norm %.2f / %.2f  ->  the node "
+                "costs %.2f, the split %.2f\n",
+                t[0][0], t[0][1], t[1][0], t[1][1], t[2][0], t[2][1], std::min(t[1][0], t[1][1]) - std::min(t[0][0], t[0][1]),
+                std::min(t[2][0], t[2][1]) - std::min(t[0][0], t[0][1]));
+    for (auto* ptr : wd) CK(cudaFree(ptr));
+    for (auto* ptr : wu) CK(cudaFree(ptr));
+    for (void* ptr : {static_cast<void*>(act_down), static_cast<void*>(act_up), static_cast<void*>(resid),
+                      static_cast<void*>(normed), static_cast<void*>(nw), static_cast<void*>(y), static_cast<void*>(y_ref),
+                      static_cast<void*>(partial), static_cast<void*>(counters)})
+        CK(cudaFree(ptr));
+}
+
+// Session 43: gate+up -> SwiGLU -> down with SwiGLU's quantized copy made by the gate+up GEMV's
+// warps (kSwigluOut) against the pack's SWIGLU node, and against no node (the floor). Both write the
+// same Q8_32 bits (the same rule on the same floats), so the down GEMV's outputs must agree exactly.
+template <class UpDot, class DownDot>
+void run_split_swiglu(const char* what, std::vector<int> up_f16, std::vector<int> down_f16, cudaStream_t stream) {
+    constexpr int64_t kHidden = 5120, kFfn = 17408;
+    std::mt19937_64 rng(99);
+    std::uniform_real_distribution<float> sc(0.0005f, 0.004f);
+    auto make_weights = [&](int64_t in, int64_t out, int block_elems, int block_bytes, const std::vector<int>& f16,
+                            std::vector<uint8_t*>& copies, int64_t& row_bytes) {
+        row_bytes = in / block_elems * block_bytes;
+        const int64_t bytes = row_bytes * out;
+        std::vector<uint8_t> host(static_cast<size_t>(bytes));
+        for (auto& b : host) b = static_cast<uint8_t>(rng());
+        for (int64_t b = 0; b < bytes / block_bytes; ++b)
+            for (int off : f16) {
+                const uint16_t h = __half_as_ushort(__float2half(sc(rng)));
+                std::memcpy(&host[static_cast<size_t>(b * block_bytes + off)], &h, 2);
+            }
+        copies.resize(static_cast<size_t>(std::max<int64_t>(2, (256ll << 20) / bytes + 1)));
+        for (auto& ptr : copies) {
+            CK(cudaMalloc(&ptr, static_cast<size_t>(bytes + 256)));
+            CK(cudaMemcpy(ptr, host.data(), static_cast<size_t>(bytes), cudaMemcpyHostToDevice));
+        }
+        return bytes;
+    };
+    std::vector<uint8_t*> wu, wd;
+    int64_t rb_up = 0, rb_down = 0;
+    const int64_t bytes_up = make_weights(kHidden, 2 * kFfn, UpDot::kBlockElems, UpDot::kBlockBytes, up_f16, wu, rb_up);
+    const int64_t bytes_down = make_weights(kFfn, kHidden, DownDot::kBlockElems, DownDot::kBlockBytes, down_f16, wd, rb_down);
+    std::vector<uint8_t> act_h(static_cast<size_t>(kHidden + kHidden / 4));
+    std::vector<float> dd(static_cast<size_t>(kHidden / 32)), ss(static_cast<size_t>(kHidden / 32));
+    for (int64_t b = 0; b < kHidden / 32; ++b) {
+        int sum = 0;
+        for (int i = 0; i < 32; ++i) {
+            const int q = static_cast<int>(rng() % 255) - 127;
+            act_h[static_cast<size_t>(32 * b + i)] = static_cast<uint8_t>(static_cast<int8_t>(q));
+            sum += q;
+        }
+        dd[static_cast<size_t>(b)] = sc(rng) * 8;
+        ss[static_cast<size_t>(b)] = dd[static_cast<size_t>(b)] * static_cast<float>(sum);
+    }
+    std::memcpy(&act_h[static_cast<size_t>(kHidden)], dd.data(), dd.size() * 4);
+    std::memcpy(&act_h[static_cast<size_t>(kHidden + kHidden / 8)], ss.data(), ss.size() * 4);
+    uint8_t *act_up, *act_down;
+    float *gu, *glu, *y, *y_ref;
+    unsigned* counters;
+    CK(cudaMalloc(&act_up, act_h.size()));
+    CK(cudaMalloc(&act_down, kFfn + kFfn / 4));
+    CK(cudaMalloc(&gu, 2 * kFfn * 4));
+    CK(cudaMalloc(&glu, kFfn * 4));
+    CK(cudaMalloc(&y, kHidden * 4));
+    CK(cudaMalloc(&y_ref, kHidden * 4));
+    CK(cudaMalloc(&counters, kFfn / 32 * 4));
+    CK(cudaMemset(counters, 0, kFfn / 32 * 4));
+    CK(cudaMemcpy(act_up, act_h.data(), act_h.size(), cudaMemcpyHostToDevice));
+    Args up{};
+    up.rows = 2 * kFfn;
+    up.row_bytes = rb_up;
+    up.steps = static_cast<int>(kHidden / 256);
+    up.tasks = 2 * kFfn / kRows;
+    up.act = {reinterpret_cast<const int8_t*>(act_up), reinterpret_cast<const float*>(act_up + kHidden),
+              reinterpret_cast<const float*>(act_up + kHidden + kHidden / 8)};
+    up.dst = gu;
+    up.qout = act_down;
+    up.counters = counters;
+    up.half = kFfn;
+    Args down{};
+    down.rows = kHidden;
+    down.row_bytes = rb_down;
+    down.steps = static_cast<int>(kFfn / 256);
+    down.tasks = kHidden / kRows;
+    down.act = {reinterpret_cast<const int8_t*>(act_down), reinterpret_cast<const float*>(act_down + kFfn),
+                reinterpret_cast<const float*>(act_down + kFfn + kFfn / 8)};
+    const Q8_32Out glu_q{act_down, kFfn};
+
+    Args u0 = up, d0 = down;
+    u0.w = wu[0];
+    d0.w = wd[0];
+    launch<UpDot, 0>(u0, stream);
+    CK(act::launch_swiglu(gu, gu + kFfn, glu, kFfn, glu_q, stream));
+    d0.dst = y_ref;
+    launch<DownDot, 0>(d0, stream);
+    CK(cudaMemsetAsync(act_down, 0, kFfn + kFfn / 4, stream));
+    launch<UpDot, kSwigluOut>(u0, stream);
+    d0.dst = y;
+    launch<DownDot, 0>(d0, stream);
+    CK(cudaStreamSynchronize(stream));
+    std::vector<float> ra(static_cast<size_t>(kHidden)), rb(static_cast<size_t>(kHidden));
+    CK(cudaMemcpy(ra.data(), y_ref, kHidden * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(rb.data(), y, kHidden * 4, cudaMemcpyDeviceToHost));
+    const bool same = std::memcmp(ra.data(), rb.data(), kHidden * 4) == 0;
+
+    auto chain = [&](int kind) {  // 0 no node (floor), 1 the SWIGLU node between
+        return time_graph(stream, 32, [&](int i) {
+            Args ul = up, dl = down;
+            ul.w = wu[static_cast<size_t>(i % wu.size())];
+            dl.w = wd[static_cast<size_t>(i % wd.size())];
+            dl.dst = y;
+            launch<UpDot, 0>(ul, stream);
+            if (kind == 1) CK(act::launch_swiglu(gu, gu + kFfn, glu, kFfn, glu_q, stream));
+            launch<DownDot, 0>(dl, stream);
+        });
+    };
+    auto chain_split = [&]() {
+        return time_graph(stream, 32, [&](int i) {
+            Args ul = up, dl = down;
+            ul.w = wu[static_cast<size_t>(i % wu.size())];
+            dl.w = wd[static_cast<size_t>(i % wd.size())];
+            dl.dst = y;
+            launch<UpDot, kSwigluOut>(ul, stream);
+            launch<DownDot, 0>(dl, stream);
+        });
+    };
+    double t[3][2];
+    for (int r = 0; r < 2; ++r) {
+        t[0][r] = chain(0);
+        t[1][r] = chain(1);
+        t[2][r] = chain_split();
+    }
+    std::printf("%-22s up %5lld x %-5lld %5.1f MB, down %5lld x %-5lld %5.1f MB | down output, epilogue against node: %s\n",
+                what, static_cast<long long>(kHidden), static_cast<long long>(2 * kFfn), bytes_up / 1e6,
+                static_cast<long long>(kFfn), static_cast<long long>(kHidden), bytes_down / 1e6,
+                same ? "bit for bit" : "DIFFERENT");
+    std::printf("        us a link (two runs): no node %.2f / %.2f | swiglu node %.2f / %.2f | in the epilogue %.2f / %.2f  ->  "
+                "the node costs %.2f, the epilogue %.2f\n",
+                t[0][0], t[0][1], t[1][0], t[1][1], t[2][0], t[2][1], std::min(t[1][0], t[1][1]) - std::min(t[0][0], t[0][1]),
+                std::min(t[2][0], t[2][1]) - std::min(t[0][0], t[0][1]));
+    for (auto* ptr : wu) CK(cudaFree(ptr));
+    for (auto* ptr : wd) CK(cudaFree(ptr));
+    for (void* ptr : {static_cast<void*>(act_up), static_cast<void*>(act_down), static_cast<void*>(gu),
+                      static_cast<void*>(glu), static_cast<void*>(y), static_cast<void*>(y_ref), static_cast<void*>(counters)})
+        CK(cudaFree(ptr));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -499,6 +873,11 @@ int main(int argc, char** argv) {
     if (wanted("iq4_xs")) run<IQ4_XSDot>("iq4_xs", {0}, {"ffn_gate+up", 5120, 34816}, stream);
     if (wanted("q5_k")) run<Q5_KDot>("q5_k", {0, 2}, {"qkv+gate", 5120, 16384}, stream);
     if (wanted("q6_k")) run<Q6_KDot>("q6_k", {208}, {"ssm_out", 6144, 5120}, stream);
+    if (wanted("split")) {  // session 43: the norm split between the GEMVs around it
+        run_split_norm<Q4_KDot, IQ4_XSDot>("ffn_down -> gate+up", {0, 2}, {0}, 17408, 34816, stream);
+        run_split_norm<Q6_KDot, Q5_KDot>("ssm_out -> qkv+gate", {208}, {0, 2}, 6144, 16384, stream);
+        run_split_swiglu<IQ4_XSDot, Q4_KDot>("gate+up -> down", {0}, {0, 2}, stream);
+    }
     if (wanted("q6_k_wide")) {
         compare_q6_k_wide({"ssm_out", 6144, 5120}, stream);
         compare_q6_k_wide({"output", 5120, 32768}, stream);   // the LM head's K (rows only 8-byte aligned)
