@@ -172,7 +172,31 @@ struct Q6_KNarrowDot : Q6_KDot {
 // reads any activation and multiplies its outputs by the scale from the partial sums at the end (their
 // loads issued into shared memory before its task loop, so nothing waits for them up front).
 constexpr int kFused = 1, kPrefetchTask = 2, kLateScale = 4, kQuantOut = 8, kLatePartials = 16, kSwigluOut = 32;
+// kReleaseAtomic: the count as one acq_rel atomic of lane 0 (which then stores both rows) instead of
+// a fence in every lane, the atomic, and a second fence in the group's last warp.
+constexpr int kReleaseAtomic = 64;
 constexpr int kMaxGroups = 192;  // kLatePartials: the partial sums a warp stages (IN <= 6144)
+
+// The group count of one finished task (its rows stored): true in every lane of the warp that
+// finished the group's last task, whose loads after this then see every row of the group.
+template <bool kRelease>
+__device__ __forceinline__ bool finish_task(unsigned* counter, unsigned tasks_per_group, int lane) {
+    unsigned before = 0;
+    if constexpr (kRelease) {
+        if (lane == 0) asm volatile("atom.add.acq_rel.gpu.global.u32 %0, [%1], 1;" : "=r"(before) : "l"(counter) : "memory");
+    } else {
+        __threadfence();
+        __syncwarp();
+        if (lane == 0) before = atomicAdd(counter, 1u);
+    }
+    before = __shfl_sync(0xFFFFFFFFu, before, 0);
+    const bool last = before % tasks_per_group == tasks_per_group - 1;
+    if (last) {
+        if constexpr (kRelease) __syncwarp();
+        else __threadfence();
+    }
+    return last;
+}
 
 template <class Dot, int MODE>
 __global__ void __launch_bounds__(256, 3) stream_gemv(const __grid_constant__ Args p) {
@@ -294,17 +318,18 @@ __global__ void __launch_bounds__(256, 3) stream_gemv(const __grid_constant__ Ar
             acc[0] *= s;
             acc[1] *= s;
         }
-        if (lane < kRows && row0 + lane < p.rows) p.dst[row0 + lane] = lane == 0 ? acc[0] : acc[1];
+        constexpr bool kRelease = (MODE & kReleaseAtomic) != 0;
+        if (kRelease) {  // lane 0 stores both rows, so its own release orders them before its count
+            if (lane == 0) {
+                p.dst[row0] = acc[0];
+                if (row0 + 1 < p.rows) p.dst[row0 + 1] = acc[1];
+            }
+        } else if (lane < kRows && row0 + lane < p.rows) {
+            p.dst[row0 + lane] = lane == 0 ? acc[0] : acc[1];
+        }
         if constexpr ((MODE & kQuantOut) != 0) {
-            constexpr unsigned kTasksPerGroup = 32 / kRows;
             const int64_t g = row0 / 32;
-            __threadfence();  // this warp's rows before its count
-            __syncwarp();
-            unsigned before = 0;
-            if (lane == 0) before = atomicAdd(p.counters + g, 1u);
-            before = __shfl_sync(0xFFFFFFFFu, before, 0);
-            if (before % kTasksPerGroup == kTasksPerGroup - 1) {  // the group's last task: quantize it
-                __threadfence();
+            if (finish_task<kRelease>(p.counters + g, 32 / kRows, lane)) {  // the group's last task: quantize it
                 const int64_t r = 32 * g + lane;
                 const float v = __ldcg(p.dst + r) * p.nw[r];
                 const float ss = warp_sum(v * v);
@@ -313,15 +338,8 @@ __global__ void __launch_bounds__(256, 3) stream_gemv(const __grid_constant__ Ar
             }
         }
         if constexpr ((MODE & kSwigluOut) != 0) {  // the same, for SwiGLU's quantized copy (exact: no scale)
-            constexpr unsigned kTasksPerGroup = 2 * 32 / kRows;
             const int64_t g = (row0 < p.half ? row0 : row0 - p.half) / 32;
-            __threadfence();
-            __syncwarp();
-            unsigned before = 0;
-            if (lane == 0) before = atomicAdd(p.counters + g, 1u);
-            before = __shfl_sync(0xFFFFFFFFu, before, 0);
-            if (before % kTasksPerGroup == kTasksPerGroup - 1) {
-                __threadfence();
+            if (finish_task<kRelease>(p.counters + g, 2 * 32 / kRows, lane)) {
                 const int64_t r = 32 * g + lane;
                 const float v = silu_f(__ldcg(p.dst + r)) * __ldcg(p.dst + p.half + r);
                 quantize_q8_32_block(v, g, Q8_32Out{p.qout, p.half});
@@ -682,6 +700,14 @@ void run_split_norm(const char* what, std::vector<int> down_f16, std::vector<int
     double scale = 0, worst = 0;
     for (float v : ra) scale = std::max(scale, static_cast<double>(std::fabs(v)));
     for (int64_t r = 0; r < out_up; ++r) worst = std::max(worst, std::fabs(static_cast<double>(ra[r]) - rb[r]));
+    // The release-atomic flavour must give the split's bits (same rows, same groups, same quantizer).
+    CK(cudaMemsetAsync(act_up, 0, kHidden + kHidden / 4, stream));
+    launch<DownDot, kQuantOut | kReleaseAtomic>(d0, stream);
+    u0.dst = y_ref;
+    launch<UpDot, kLatePartials>(u0, stream);
+    CK(cudaStreamSynchronize(stream));
+    CK(cudaMemcpy(ra.data(), y_ref, out_up * 4, cudaMemcpyDeviceToHost));
+    const bool release_same = std::memcmp(ra.data(), rb.data(), static_cast<size_t>(out_up) * 4) == 0;
 
     constexpr int kLinks = 32;
     auto chain = [&](int kind) {  // 0 no norm (floor), 1 norm node between, 2 split norm
@@ -695,21 +721,29 @@ void run_split_norm(const char* what, std::vector<int> down_f16, std::vector<int
                 launch<UpDot, kLatePartials>(ul, stream);
                 return;
             }
+            if (kind == 3) {
+                launch<DownDot, kQuantOut | kReleaseAtomic>(dl, stream);
+                launch<UpDot, kLatePartials>(ul, stream);
+                return;
+            }
             launch<DownDot, 0>(dl, stream);
             if (kind == 1) CK(act::launch_rms_norm(na, stream));
             launch<UpDot, 0>(ul, stream);
         });
     };
-    double t[3][2];
+    double t[4][2];
     for (int r = 0; r < 2; ++r)
-        for (int k = 0; k < 3; ++k) t[k][r] = chain(k);
-    std::printf("%-22s down %5lld x %-5lld %5.1f MB, up %5lld x %-5lld %5.1f MB | split against node, max |diff| %.3g (max |y| %.3g)\n",
+        for (int k = 0; k < 4; ++k) t[k][r] = chain(k);
+    std::printf("%-22s down %5lld x %-5lld %5.1f MB, up %5lld x %-5lld %5.1f MB | split against node, max |diff| %.3g (max |y| %.3g); "
+                "release atomics against split: %s\n",
                 what, static_cast<long long>(in_down), static_cast<long long>(kHidden), bytes_down / 1e6,
-                static_cast<long long>(kHidden), static_cast<long long>(out_up), bytes_up / 1e6, worst, scale);
-    std::printf("        us a link (two runs): no norm %.2f / %.2f | norm node %.2f / %.2f | split norm %.2f / %.2f  ->  the node "
-                "costs %.2f, the split %.2f\n",
-                t[0][0], t[0][1], t[1][0], t[1][1], t[2][0], t[2][1], std::min(t[1][0], t[1][1]) - std::min(t[0][0], t[0][1]),
-                std::min(t[2][0], t[2][1]) - std::min(t[0][0], t[0][1]));
+                static_cast<long long>(kHidden), static_cast<long long>(out_up), bytes_up / 1e6, worst, scale,
+                release_same ? "bit for bit" : "DIFFERENT");
+    std::printf("        us a link (two runs): no norm %.2f / %.2f | norm node %.2f / %.2f | split norm %.2f / %.2f | split, "
+                "release atomics %.2f / %.2f  ->  the node costs %.2f, the split %.2f / %.2f\n",
+                t[0][0], t[0][1], t[1][0], t[1][1], t[2][0], t[2][1], t[3][0], t[3][1],
+                std::min(t[1][0], t[1][1]) - std::min(t[0][0], t[0][1]), std::min(t[2][0], t[2][1]) - std::min(t[0][0], t[0][1]),
+                std::min(t[3][0], t[3][1]) - std::min(t[0][0], t[0][1]));
     for (auto* ptr : wd) CK(cudaFree(ptr));
     for (auto* ptr : wu) CK(cudaFree(ptr));
     for (void* ptr : {static_cast<void*>(act_down), static_cast<void*>(act_up), static_cast<void*>(resid),
@@ -810,6 +844,12 @@ void run_split_swiglu(const char* what, std::vector<int> up_f16, std::vector<int
     CK(cudaMemcpy(ra.data(), y_ref, kHidden * 4, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(rb.data(), y, kHidden * 4, cudaMemcpyDeviceToHost));
     const bool same = std::memcmp(ra.data(), rb.data(), kHidden * 4) == 0;
+    CK(cudaMemsetAsync(act_down, 0, kFfn + kFfn / 4, stream));
+    launch<UpDot, kSwigluOut | kReleaseAtomic>(u0, stream);
+    launch<DownDot, 0>(d0, stream);
+    CK(cudaStreamSynchronize(stream));
+    CK(cudaMemcpy(rb.data(), y, kHidden * 4, cudaMemcpyDeviceToHost));
+    const bool release_same = std::memcmp(ra.data(), rb.data(), kHidden * 4) == 0;
 
     auto chain = [&](int kind) {  // 0 no node (floor), 1 the SWIGLU node between
         return time_graph(stream, 32, [&](int i) {
@@ -822,30 +862,33 @@ void run_split_swiglu(const char* what, std::vector<int> up_f16, std::vector<int
             launch<DownDot, 0>(dl, stream);
         });
     };
-    auto chain_split = [&]() {
+    auto chain_split = [&](bool release) {
         return time_graph(stream, 32, [&](int i) {
             Args ul = up, dl = down;
             ul.w = wu[static_cast<size_t>(i % wu.size())];
             dl.w = wd[static_cast<size_t>(i % wd.size())];
             dl.dst = y;
-            launch<UpDot, kSwigluOut>(ul, stream);
+            if (release) launch<UpDot, kSwigluOut | kReleaseAtomic>(ul, stream);
+            else launch<UpDot, kSwigluOut>(ul, stream);
             launch<DownDot, 0>(dl, stream);
         });
     };
-    double t[3][2];
+    double t[4][2];
     for (int r = 0; r < 2; ++r) {
         t[0][r] = chain(0);
         t[1][r] = chain(1);
-        t[2][r] = chain_split();
+        t[2][r] = chain_split(false);
+        t[3][r] = chain_split(true);
     }
-    std::printf("%-22s up %5lld x %-5lld %5.1f MB, down %5lld x %-5lld %5.1f MB | down output, epilogue against node: %s\n",
+    std::printf("%-22s up %5lld x %-5lld %5.1f MB, down %5lld x %-5lld %5.1f MB | down output, epilogue against node: %s, release atomics: %s\n",
                 what, static_cast<long long>(kHidden), static_cast<long long>(2 * kFfn), bytes_up / 1e6,
                 static_cast<long long>(kFfn), static_cast<long long>(kHidden), bytes_down / 1e6,
-                same ? "bit for bit" : "DIFFERENT");
-    std::printf("        us a link (two runs): no node %.2f / %.2f | swiglu node %.2f / %.2f | in the epilogue %.2f / %.2f  ->  "
-                "the node costs %.2f, the epilogue %.2f\n",
-                t[0][0], t[0][1], t[1][0], t[1][1], t[2][0], t[2][1], std::min(t[1][0], t[1][1]) - std::min(t[0][0], t[0][1]),
-                std::min(t[2][0], t[2][1]) - std::min(t[0][0], t[0][1]));
+                same ? "bit for bit" : "DIFFERENT", release_same ? "bit for bit" : "DIFFERENT");
+    std::printf("        us a link (two runs): no node %.2f / %.2f | swiglu node %.2f / %.2f | in the epilogue %.2f / %.2f | "
+                "epilogue, release atomics %.2f / %.2f  ->  the node costs %.2f, the epilogue %.2f / %.2f\n",
+                t[0][0], t[0][1], t[1][0], t[1][1], t[2][0], t[2][1], t[3][0], t[3][1],
+                std::min(t[1][0], t[1][1]) - std::min(t[0][0], t[0][1]), std::min(t[2][0], t[2][1]) - std::min(t[0][0], t[0][1]),
+                std::min(t[3][0], t[3][1]) - std::min(t[0][0], t[0][1]));
     for (auto* ptr : wu) CK(cudaFree(ptr));
     for (auto* ptr : wd) CK(cudaFree(ptr));
     for (void* ptr : {static_cast<void*>(act_up), static_cast<void*>(act_down), static_cast<void*>(gu),
