@@ -189,10 +189,10 @@ void check_format_terms(const FormatKernels& f, OnRows&& on_rows) {
                 EXPECT_EQ(g::host_misaligned_loads, 0) << "a load claims more alignment than its address has";
                 // The streamed GEMV calls the unit at its matrices' step alignment, which is more than
                 // kAlign for Q8_0 and IQ4_NL (gemv_common.cuh, step_align): whole steps only.
-                // The IQ3 formats' streamed unit reads a signed grid instead (g::stream_unit), at the
+                // A format's own streamed unit (the IQ3 formats': a signed grid; IQ2_S's) runs at the
                 // same alignment: at every offset too.
                 constexpr int kStreamAlign = g::step_align(Dot::kStepBytes);
-                constexpr bool kStreamUnit = g::StreamTableOf<Dot>::value != Dot::kTable;
+                constexpr bool kStreamUnit = g::StreamTableOf<Dot>::own_unit;
                 if constexpr (kStreamAlign != Dot::kAlign || kStreamUnit) {
                     if (in % 256 == 0) {
                         EXPECT_EQ((check_terms<Dot, kStreamAlign, true>(s, 0)), 0);

@@ -155,6 +155,14 @@ TEST(GemvHelpersOnHost, SignedGridEntryNumbersPutEachFieldInItsPlace) {
     }
 }
 
+// IQ2_S's 2 high index bits of each group land on byte l of one word, for every qh byte.
+TEST(GemvHelpersOnHost, Iq2sIndexHighBitsLandOnTheirGroupsByte) {
+    for (uint32_t qh = 0; qh < 256; ++qh) {
+        const uint32_t high = g::iq2s_index_high_bytes(qh);
+        for (uint32_t l = 0; l < 4; ++l) ASSERT_EQ((high >> (8 * l)) & 0xFFu, (qh >> (2 * l)) & 3u) << "qh " << qh << " group " << l;
+    }
+}
+
 // The GEMV's signed dot of 8 grid magnitudes (signed_dot8: XOR with the sign bytes, then a dp4a of
 // the sign bits' 0x01 bytes as the correction) is the plain signed sum for every one of the 256
 // masks, magnitudes over the whole [0, 127] and activations over the whole int8 range.

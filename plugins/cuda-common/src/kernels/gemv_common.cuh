@@ -468,19 +468,22 @@ DENSE_DECODE_FN uint32_t byte_of(uint32_t w, int j) { return (w >> (8 * j)) & 0x
 
 // The codebook a format's streamed GEMV (gemv_kernel.cuh, stream_part) stages, and the unit it calls:
 // Dot::kStreamTable and Dot::stream_unit where the format declares them (the IQ3 formats: the same
-// terms, bit for bit, from a table the ring kernel has no room for), else Dot::kTable and Dot::unit.
+// terms, bit for bit, from a table the ring kernel has no room for; IQ2_S: the same table, fewer
+// operations), else Dot::kTable and Dot::unit.
 template <class D, class = void>
 struct StreamTableOf {
     static constexpr IqTable value = D::kTable;
+    static constexpr bool own_unit = false;
 };
 template <class D>
 struct StreamTableOf<D, std::void_t<decltype(D::kStreamTable)>> {
     static constexpr IqTable value = D::kStreamTable;
+    static constexpr bool own_unit = true;
 };
 
 template <class Dot, int A>
 DENSE_DECODE_FN void stream_unit(const uint8_t* step, int u, const ActUnit& a, const IqTables& t, float (&term)[2]) {
-    if constexpr (StreamTableOf<Dot>::value != Dot::kTable) {
+    if constexpr (StreamTableOf<Dot>::own_unit) {
         Dot::template stream_unit<A>(step, u, a, t, term);
     } else {
         Dot::template unit<A>(step, u, a, t, term);

@@ -52,6 +52,14 @@ struct IQ2_XSDot {
     }
 };
 
+// Byte l = the 2 high index bits of IQ2_S group l (bits 2l, 2l+1 of the sub-block's qh byte), for all
+// four groups at once: the even groups' fields and the odd ones' are spread by one multiply each
+// (field l's copy shifted by 6l lands on byte l; with every other field masked off, no two shifted
+// copies overlap, so nothing carries; gemv_host_test.cpp checks every qh byte).
+DENSE_DECODE_FN uint32_t iq2s_index_high_bytes(uint32_t qh) {
+    return (((qh & 0x33u) * 0x00041041u) & 0x00030003u) | (((qh & 0xCCu) * 0x00041041u) & 0x03000300u);
+}
+
 // IQ2_S: 82 bytes = fp16 d @0, qs[32] @2 (low 8 index bits), signs[32] @34 (full masks), qh[8] @66
 // (2 high index bits per group), scales[8] @74.
 struct IQ2_SDot {
@@ -79,6 +87,31 @@ struct IQ2_SDot {
                 const uint32_t nib = l < 2 ? (sbyte & 15u) : (sbyte >> 4);
                 isum += static_cast<int32_t>(2u * nib + 1u) * tg;
             }
+            term[k] = mul(mul(mul(d, 0.125f), a.d[k]), to_f(isum));
+        }
+    }
+
+    // The streamed GEMV's unit: the same terms, each 10-bit index put together by one prmt
+    // (byte_pair_index) from its low byte and a byte holding its 2 high bits, those 4 bytes spread from
+    // the sub-block's qh byte at once (iq2s_index_high_bytes): integer work only, no more shared-memory
+    // gathers than unit's (the IQ2 kernels' L1/TEX pipe runs at ~78 %: session 42, where a sign-mask
+    // table made them 30 % slower). The table is unit's grid.
+    static constexpr IqTable kStreamTable = IqTable::Iq2sGrid;
+    template <int A>
+    DENSE_DECODE_FN static void stream_unit(const uint8_t* step, int u, const ActUnit& a, const IqTables& t, float (&term)[2]) {
+        const float d = ld_fp16<A>(step);
+        uint32_t qs[2], sg[2];
+        ld_words<sub_align(A, 2)>(step + 2 + 8 * u, qs);
+        ld_words<sub_align(A, 2)>(step + 34 + 8 * u, sg);
+        DENSE_DECODE_UNROLL
+        for (int k = 0; k < 2; ++k) {
+            const uint32_t high = iq2s_index_high_bytes(step[66 + 2 * u + k]);
+            const uint32_t sbyte = step[74 + 2 * u + k];
+            const int32_t t01 = iq_group8_dot(t.grid64[byte_pair_index<1, 1>(qs[k], high)], byte_of(sg[k], 1), &a.q[8 * k + 2]) +
+                                iq_group8_dot(t.grid64[byte_pair_index<0, 0>(qs[k], high)], byte_of(sg[k], 0), &a.q[8 * k]);
+            const int32_t t23 = iq_group8_dot(t.grid64[byte_pair_index<3, 3>(qs[k], high)], byte_of(sg[k], 3), &a.q[8 * k + 6]) +
+                                iq_group8_dot(t.grid64[byte_pair_index<2, 2>(qs[k], high)], byte_of(sg[k], 2), &a.q[8 * k + 4]);
+            const int32_t isum = static_cast<int32_t>(2u * (sbyte & 15u) + 1u) * t01 + static_cast<int32_t>(2u * (sbyte >> 4) + 1u) * t23;
             term[k] = mul(mul(mul(d, 0.125f), a.d[k]), to_f(isum));
         }
     }

@@ -370,6 +370,28 @@ static __device__ __noinline__ void copy_partial_chunk(uint8_t* dst, uintptr_t c
         if (chunk + b >= begin && chunk + b < end) dst[b] = *reinterpret_cast<const uint8_t*>(chunk + b);
 }
 
+// dst[0, N) = src[0, N) by every thread of the block, each thread's loads issued together before its
+// stores (up to 8 a thread a round): a blockDim-strided copy loop waited for each load before the next
+// (ptxas keeps the load, the store and the branch in one iteration), a chain of dependent L2 round
+// trips in front of the block, like the IQ3 staging that session 41 removed.
+template <class T, int N>
+__device__ __forceinline__ void copy_table(T* __restrict__ dst, const T* __restrict__ src) {
+    constexpr int kInFlight = 8;
+    for (int base = static_cast<int>(threadIdx.x); base < N; base += kInFlight * static_cast<int>(blockDim.x)) {
+        T v[kInFlight];
+#pragma unroll
+        for (int j = 0; j < kInFlight; ++j) {
+            const int i = base + j * static_cast<int>(blockDim.x);
+            if (i < N) v[j] = src[i];
+        }
+#pragma unroll
+        for (int j = 0; j < kInFlight; ++j) {
+            const int i = base + j * static_cast<int>(blockDim.x);
+            if (i < N) dst[i] = v[j];
+        }
+    }
+}
+
 // Copies codebook kT into shared memory `at` (all threads of the block; the caller synchronises) and
 // points `t` at it, before the kernel waits for the one ahead of it. The signed IQ3 grids are computed
 // from the grid: a thread reads one grid entry and writes its 16 signed forms (entries g + s * 2^bits,
@@ -395,12 +417,12 @@ __device__ void stage_table(uint8_t* at, IqTables& t) {
     } else if constexpr (kT == IqTable::Iq2xsGrid || kT == IqTable::Iq2sGrid) {
         const uint64_t* src = kT == IqTable::Iq2xsGrid ? dense_iq2xs_grid : dense_iq2s_grid;
         auto* dst = reinterpret_cast<uint64_t*>(at);
-        for (int i = threadIdx.x; i < table_bytes(kT) / 8; i += blockDim.x) dst[i] = src[i];
+        copy_table<uint64_t, table_bytes(kT) / 8>(dst, src);
         t.grid64 = dst;
     } else if constexpr (kT == IqTable::Iq3xxsGrid || kT == IqTable::Iq3sGrid) {
         const uint32_t* src = kT == IqTable::Iq3xxsGrid ? dense_iq3xxs_grid : dense_iq3s_grid;
         auto* dst = reinterpret_cast<uint32_t*>(at);
-        for (int i = threadIdx.x; i < table_bytes(kT) / 4; i += blockDim.x) dst[i] = src[i];
+        copy_table<uint32_t, table_bytes(kT) / 4>(dst, src);
         t.grid32 = dst;
     } else if constexpr (kT == IqTable::Iq4Values) {
         (void)at;
