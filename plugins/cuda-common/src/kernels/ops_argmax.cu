@@ -1,7 +1,7 @@
 // ARGMAX (ABI 1.12): the greedy choice over a token step's logits, so that only the chosen index
 // crosses the bus. One block: the logits were written by the LM head just before, so they are in L2,
-// and one block reads the 248,320 logits of the 27B (~1 MB) from there in a few microseconds; a
-// grid would need a second pass or a counter that survives between launches. Exact: the reduction
+// and one block reads the 248,320 logits of the 27B (~1 MB) from there at the pace of its rounds of
+// loads (see the loop); a grid would need a second pass or a counter that survives between launches. Exact: the reduction
 // only compares, and its order of combining cannot change the answer (the largest value, ties to
 // the lowest index), which is what cpu-ref's sequential loop gives.
 #include "kernels/act_common.cuh"
@@ -15,6 +15,7 @@ namespace dense::cuda::act {
 namespace {
 
 constexpr int kArgmaxThreads = 1024;
+constexpr int kLoadsInFlight = 8;
 
 // A candidate: value v at index i; i == none for "no candidate yet" (v is then -inf).
 struct Best {
@@ -40,28 +41,38 @@ __global__ void __launch_bounds__(kArgmaxThreads) argmax_kernel(const float* __r
     const bool vec = reinterpret_cast<uintptr_t>(x) % 16 == 0;
     const int64_t n4 = vec ? n / 4 : 0;
     const auto* x4 = reinterpret_cast<const float4*>(x);
-    int64_t k = threadIdx.x;
-    // Two 16-byte loads in flight per thread per round; each element is considered with its index.
-    for (; k + kArgmaxThreads < n4; k += 2 * kArgmaxThreads) {
-        const float4 a = __ldg(x4 + k), b = __ldg(x4 + k + kArgmaxThreads);
-        consider(best, a.x, 4 * k);
-        consider(best, a.y, 4 * k + 1);
-        consider(best, a.z, 4 * k + 2);
-        consider(best, a.w, 4 * k + 3);
-        const int64_t kb = 4 * (k + kArgmaxThreads);
-        consider(best, b.x, kb);
-        consider(best, b.y, kb + 1);
-        consider(best, b.z, kb + 2);
-        consider(best, b.w, kb + 3);
+    // kLoadsInFlight 16-byte loads a thread a round, all issued before the first compare: one block
+    // waits an L2 round trip a round, so the round count is the kernel's time (2 loads a round made 31
+    // rounds for the 27B's 248,320 logits, ~25 us a token in the step profile; 8 make 8). Past the end
+    // a load is skipped and its value is NaN, which consider() never takes.
+    const float4 none = make_float4(CUDART_NAN_F, CUDART_NAN_F, CUDART_NAN_F, CUDART_NAN_F);
+    for (int64_t k = threadIdx.x; k < n4; k += kLoadsInFlight * kArgmaxThreads) {
+        float4 a[kLoadsInFlight];
+#pragma unroll
+        for (int j = 0; j < kLoadsInFlight; ++j) {
+            const int64_t kj = k + j * kArgmaxThreads;
+            a[j] = kj < n4 ? __ldg(x4 + kj) : none;
+        }
+#pragma unroll
+        for (int j = 0; j < kLoadsInFlight; ++j) {
+            const int64_t i = 4 * (k + j * kArgmaxThreads);
+            consider(best, a[j].x, i);
+            consider(best, a[j].y, i + 1);
+            consider(best, a[j].z, i + 2);
+            consider(best, a[j].w, i + 3);
+        }
     }
-    for (; k < n4; k += kArgmaxThreads) {
-        const float4 a = __ldg(x4 + k);
-        consider(best, a.x, 4 * k);
-        consider(best, a.y, 4 * k + 1);
-        consider(best, a.z, 4 * k + 2);
-        consider(best, a.w, 4 * k + 3);
+    // The elements past the last whole float4 (all of x when it is not 16-byte aligned), the same way.
+    for (int64_t k = 4 * n4 + threadIdx.x; k < n; k += kLoadsInFlight * kArgmaxThreads) {
+        float a[kLoadsInFlight];
+#pragma unroll
+        for (int j = 0; j < kLoadsInFlight; ++j) {
+            const int64_t i = k + j * kArgmaxThreads;
+            a[j] = i < n ? __ldg(x + i) : CUDART_NAN_F;
+        }
+#pragma unroll
+        for (int j = 0; j < kLoadsInFlight; ++j) consider(best, a[j], k + j * kArgmaxThreads);
     }
-    for (int64_t i = 4 * n4 + threadIdx.x; i < n; i += kArgmaxThreads) consider(best, __ldg(x + i), i);
 
     for (int o = 16; o > 0; o >>= 1) {
         const Best other{__shfl_xor_sync(kFullMask, best.v, o), __shfl_xor_sync(kFullMask, best.i, o)};
