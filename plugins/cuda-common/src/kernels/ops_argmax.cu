@@ -1,9 +1,9 @@
 // ARGMAX (ABI 1.12): the greedy choice over a token step's logits, so that only the chosen index
-// crosses the bus. One block: the logits were written by the LM head just before, so they are in L2,
-// and one block reads the 248,320 logits of the 27B (~1 MB) from there at the pace of its rounds of
-// loads (see the loop); a grid would need a second pass or a counter that survives between launches. Exact: the reduction
-// only compares, and its order of combining cannot change the answer (the largest value, ties to
-// the lowest index), which is what cpu-ref's sequential loop gives.
+// crosses the bus. One block: the logits were written by the LM head just before, so they are in L2;
+// a grid would need a second pass or a counter that survives between launches (the two-pass form is
+// experiments/patches/s43-argmax-two-pass.patch, not yet measured). Exact: the reduction only
+// compares, and its order of combining cannot change the answer (the largest value, ties to the
+// lowest index), which is what cpu-ref's sequential loop gives.
 #include "kernels/act_common.cuh"
 #include "kernels/act_launchers.hpp"
 #include "kernels/launch_chain.cuh"
@@ -41,10 +41,11 @@ __global__ void __launch_bounds__(kArgmaxThreads) argmax_kernel(const float* __r
     const bool vec = reinterpret_cast<uintptr_t>(x) % 16 == 0;
     const int64_t n4 = vec ? n / 4 : 0;
     const auto* x4 = reinterpret_cast<const float4*>(x);
-    // kLoadsInFlight 16-byte loads a thread a round, all issued before the first compare: one block
-    // waits an L2 round trip a round, so the round count is the kernel's time (2 loads a round made 31
-    // rounds for the 27B's 248,320 logits, ~25 us a token in the step profile; 8 make 8). Past the end
-    // a load is skipped and its value is NaN, which consider() never takes.
+    // kLoadsInFlight 16-byte loads a thread a round, all issued before the first compare, so a round
+    // costs one L2 round trip: 2 loads a round made 31 rounds for the 27B's 248,320 logits, 8 make 8
+    // (H100, session 43: the node 16.7 -> 14.7 us in the tiny model's profile; one SM's read rate from
+    // L2 is then the likely limit). Past the end a load is skipped and its value is NaN, which
+    // consider() never takes.
     const float4 none = make_float4(CUDART_NAN_F, CUDART_NAN_F, CUDART_NAN_F, CUDART_NAN_F);
     for (int64_t k = threadIdx.x; k < n4; k += kLoadsInFlight * kArgmaxThreads) {
         float4 a[kLoadsInFlight];
