@@ -183,7 +183,8 @@ template <bool kRelease>
 __device__ __forceinline__ bool finish_task(unsigned* counter, unsigned tasks_per_group, int lane) {
     unsigned before = 0;
     if constexpr (kRelease) {
-        if (lane == 0) asm volatile("atom.add.acq_rel.gpu.global.u32 %0, [%1], 1;" : "=r"(before) : "l"(counter) : "memory");
+        if (lane == 0)
+            asm volatile("atom.add.acq_rel.gpu.global.u32 %0, [%1], 1;" : "=r"(before) : "l"(counter) : "memory");
     } else {
         __threadfence();
         __syncwarp();
@@ -578,55 +579,68 @@ void compare_q6_k_wide(const Shape& shape, cudaStream_t stream) {
     CK(cudaFree(yb));
 }
 
+// Session 43's links: random blocks of a weight {in, out} (the fp16 fields at f16_offsets of each
+// block set to small positive scales), uploaded as enough copies to rotate through more than L2.
+// Returns the bytes of one copy.
+int64_t upload_weight_copies(int64_t in, int64_t out, int block_elems, int block_bytes,
+                             const std::vector<int>& f16_offsets, std::mt19937_64& rng, std::vector<uint8_t*>& copies,
+                             int64_t& row_bytes) {
+    std::uniform_real_distribution<float> sc(0.0005f, 0.004f);
+    row_bytes = in / block_elems * block_bytes;
+    const int64_t bytes = row_bytes * out;
+    std::vector<uint8_t> host(static_cast<size_t>(bytes));
+    for (auto& b : host) b = static_cast<uint8_t>(rng());
+    for (int64_t b = 0; b < bytes / block_bytes; ++b)
+        for (int off : f16_offsets) {
+            const uint16_t h = __half_as_ushort(__float2half(sc(rng)));
+            std::memcpy(&host[static_cast<size_t>(b * block_bytes + off)], &h, 2);
+        }
+    copies.resize(static_cast<size_t>(std::max<int64_t>(2, (256ll << 20) / bytes + 1)));
+    for (auto& ptr : copies) {
+        CK(cudaMalloc(&ptr, static_cast<size_t>(bytes + 256)));
+        CK(cudaMemcpy(ptr, host.data(), static_cast<size_t>(bytes), cudaMemcpyHostToDevice));
+    }
+    return bytes;
+}
+
+// A random Q8_32 activation of n elements (codes, then d, then s): small positive d, and s = d * sum q
+// as the rule says (only the K-quants' minimum terms read it).
+std::vector<uint8_t> random_q8_32(int64_t n, std::mt19937_64& rng) {
+    std::uniform_real_distribution<float> sc(0.004f, 0.032f);
+    std::vector<uint8_t> buf(static_cast<size_t>(n + n / 4));
+    std::vector<float> d(static_cast<size_t>(n / 32)), sum_d(static_cast<size_t>(n / 32));
+    for (int64_t b = 0; b < n / 32; ++b) {
+        int sum = 0;
+        for (int i = 0; i < 32; ++i) {
+            const int q = static_cast<int>(rng() % 255) - 127;
+            buf[static_cast<size_t>(32 * b + i)] = static_cast<uint8_t>(static_cast<int8_t>(q));
+            sum += q;
+        }
+        d[static_cast<size_t>(b)] = sc(rng);
+        sum_d[static_cast<size_t>(b)] = d[static_cast<size_t>(b)] * static_cast<float>(sum);
+    }
+    std::memcpy(&buf[static_cast<size_t>(n)], d.data(), d.size() * 4);
+    std::memcpy(&buf[static_cast<size_t>(n + n / 8)], sum_d.data(), sum_d.size() * 4);
+    return buf;
+}
+
 // Session 43: the FFN's down -> norm -> gate/up links with the norm split between the two GEMVs
 // (kQuantOut in the producer, kLatePartials in the consumer) against the pack's norm node between
 // them, and against no norm at all (the floor). The down GEMV (5120 x IN_DOWN) writes the residual
 // stream; the gate/up GEMV (OUT_UP x 5120) reads its normed Q8_32 copy.
 template <class DownDot, class UpDot>
-void run_split_norm(const char* what, std::vector<int> down_f16, std::vector<int> up_f16, int64_t in_down, int64_t out_up,
-                    cudaStream_t stream) {
+void run_split_norm(const char* what, std::vector<int> down_f16, std::vector<int> up_f16, int64_t in_down,
+                    int64_t out_up, cudaStream_t stream) {
     constexpr int64_t kHidden = 5120;
     std::mt19937_64 rng(1234 + in_down + out_up);
-    std::uniform_real_distribution<float> sc(0.0005f, 0.004f);
-    auto make_weights = [&](int64_t in, int64_t out, int block_elems, int block_bytes, const std::vector<int>& f16,
-                            std::vector<uint8_t*>& copies, int64_t& row_bytes) {
-        row_bytes = in / block_elems * block_bytes;
-        const int64_t bytes = row_bytes * out;
-        std::vector<uint8_t> host(static_cast<size_t>(bytes));
-        for (auto& b : host) b = static_cast<uint8_t>(rng());
-        for (int64_t b = 0; b < bytes / block_bytes; ++b)
-            for (int off : f16) {
-                const uint16_t h = __half_as_ushort(__float2half(sc(rng)));
-                std::memcpy(&host[static_cast<size_t>(b * block_bytes + off)], &h, 2);
-            }
-        copies.resize(static_cast<size_t>(std::max<int64_t>(2, (256ll << 20) / bytes + 1)));
-        for (auto& ptr : copies) {
-            CK(cudaMalloc(&ptr, static_cast<size_t>(bytes + 256)));
-            CK(cudaMemcpy(ptr, host.data(), static_cast<size_t>(bytes), cudaMemcpyHostToDevice));
-        }
-        return bytes;
-    };
     std::vector<uint8_t*> wd, wu;
     int64_t rb_down = 0, rb_up = 0;
-    const int64_t bytes_down = make_weights(in_down, kHidden, DownDot::kBlockElems, DownDot::kBlockBytes, down_f16, wd, rb_down);
-    const int64_t bytes_up = make_weights(kHidden, out_up, UpDot::kBlockElems, UpDot::kBlockBytes, up_f16, wu, rb_up);
+    const int64_t bytes_down =
+        upload_weight_copies(in_down, kHidden, DownDot::kBlockElems, DownDot::kBlockBytes, down_f16, rng, wd, rb_down);
+    const int64_t bytes_up =
+        upload_weight_copies(kHidden, out_up, UpDot::kBlockElems, UpDot::kBlockBytes, up_f16, rng, wu, rb_up);
 
-    // The down GEMV's activation: random Q8_32 codes with small positive d (s unused by these formats'
-    // units but for the K-quants' minimum terms, so it is d * sum q as the rule says).
-    std::vector<uint8_t> act_down_h(static_cast<size_t>(in_down + in_down / 4));
-    std::vector<float> dd(static_cast<size_t>(in_down / 32)), ss(static_cast<size_t>(in_down / 32));
-    for (int64_t b = 0; b < in_down / 32; ++b) {
-        int sum = 0;
-        for (int i = 0; i < 32; ++i) {
-            const int q = static_cast<int>(rng() % 255) - 127;
-            act_down_h[static_cast<size_t>(32 * b + i)] = static_cast<uint8_t>(static_cast<int8_t>(q));
-            sum += q;
-        }
-        dd[static_cast<size_t>(b)] = sc(rng) * 8;
-        ss[static_cast<size_t>(b)] = dd[static_cast<size_t>(b)] * static_cast<float>(sum);
-    }
-    std::memcpy(&act_down_h[static_cast<size_t>(in_down)], dd.data(), dd.size() * 4);
-    std::memcpy(&act_down_h[static_cast<size_t>(in_down + in_down / 8)], ss.data(), ss.size() * 4);
+    const std::vector<uint8_t> act_down_h = random_q8_32(in_down, rng);
     std::vector<float> nwh(static_cast<size_t>(kHidden));
     std::normal_distribution<float> nd(0.0f, 1.0f);
     for (auto& v : nwh) v = 1.0f + 0.1f * nd(rng);
@@ -734,21 +748,24 @@ void run_split_norm(const char* what, std::vector<int> down_f16, std::vector<int
     double t[4][2];
     for (int r = 0; r < 2; ++r)
         for (int k = 0; k < 4; ++k) t[k][r] = chain(k);
-    std::printf("%-22s down %5lld x %-5lld %5.1f MB, up %5lld x %-5lld %5.1f MB | split against node, max |diff| %.3g (max |y| %.3g); "
-                "release atomics against split: %s\n",
-                what, static_cast<long long>(in_down), static_cast<long long>(kHidden), bytes_down / 1e6,
-                static_cast<long long>(kHidden), static_cast<long long>(out_up), bytes_up / 1e6, worst, scale,
-                release_same ? "bit for bit" : "DIFFERENT");
-    std::printf("        us a link (two runs): no norm %.2f / %.2f | norm node %.2f / %.2f | split norm %.2f / %.2f | split, "
-                "release atomics %.2f / %.2f  ->  the node costs %.2f, the split %.2f / %.2f\n",
-                t[0][0], t[0][1], t[1][0], t[1][1], t[2][0], t[2][1], t[3][0], t[3][1],
-                std::min(t[1][0], t[1][1]) - std::min(t[0][0], t[0][1]), std::min(t[2][0], t[2][1]) - std::min(t[0][0], t[0][1]),
-                std::min(t[3][0], t[3][1]) - std::min(t[0][0], t[0][1]));
+    std::printf(
+        "%-22s down %5lld x %-5lld %5.1f MB, up %5lld x %-5lld %5.1f MB | split against node, max |diff| %.3g "
+        "(max |y| %.3g); release atomics against split: %s\n",
+        what, static_cast<long long>(in_down), static_cast<long long>(kHidden), bytes_down / 1e6,
+        static_cast<long long>(kHidden), static_cast<long long>(out_up), bytes_up / 1e6, worst, scale,
+        release_same ? "bit for bit" : "DIFFERENT");
+    std::printf(
+        "        us a link (two runs): no norm %.2f / %.2f | norm node %.2f / %.2f | split norm %.2f / %.2f | split, "
+        "release atomics %.2f / %.2f  ->  the node costs %.2f, the split %.2f / %.2f\n",
+        t[0][0], t[0][1], t[1][0], t[1][1], t[2][0], t[2][1], t[3][0], t[3][1],
+        std::min(t[1][0], t[1][1]) - std::min(t[0][0], t[0][1]),
+        std::min(t[2][0], t[2][1]) - std::min(t[0][0], t[0][1]),
+        std::min(t[3][0], t[3][1]) - std::min(t[0][0], t[0][1]));
     for (auto* ptr : wd) CK(cudaFree(ptr));
     for (auto* ptr : wu) CK(cudaFree(ptr));
     for (void* ptr : {static_cast<void*>(act_down), static_cast<void*>(act_up), static_cast<void*>(resid),
-                      static_cast<void*>(normed), static_cast<void*>(nw), static_cast<void*>(y), static_cast<void*>(y_ref),
-                      static_cast<void*>(partial), static_cast<void*>(counters)})
+                      static_cast<void*>(normed), static_cast<void*>(nw), static_cast<void*>(y),
+                      static_cast<void*>(y_ref), static_cast<void*>(partial), static_cast<void*>(counters)})
         CK(cudaFree(ptr));
 }
 
@@ -759,43 +776,13 @@ template <class UpDot, class DownDot>
 void run_split_swiglu(const char* what, std::vector<int> up_f16, std::vector<int> down_f16, cudaStream_t stream) {
     constexpr int64_t kHidden = 5120, kFfn = 17408;
     std::mt19937_64 rng(99);
-    std::uniform_real_distribution<float> sc(0.0005f, 0.004f);
-    auto make_weights = [&](int64_t in, int64_t out, int block_elems, int block_bytes, const std::vector<int>& f16,
-                            std::vector<uint8_t*>& copies, int64_t& row_bytes) {
-        row_bytes = in / block_elems * block_bytes;
-        const int64_t bytes = row_bytes * out;
-        std::vector<uint8_t> host(static_cast<size_t>(bytes));
-        for (auto& b : host) b = static_cast<uint8_t>(rng());
-        for (int64_t b = 0; b < bytes / block_bytes; ++b)
-            for (int off : f16) {
-                const uint16_t h = __half_as_ushort(__float2half(sc(rng)));
-                std::memcpy(&host[static_cast<size_t>(b * block_bytes + off)], &h, 2);
-            }
-        copies.resize(static_cast<size_t>(std::max<int64_t>(2, (256ll << 20) / bytes + 1)));
-        for (auto& ptr : copies) {
-            CK(cudaMalloc(&ptr, static_cast<size_t>(bytes + 256)));
-            CK(cudaMemcpy(ptr, host.data(), static_cast<size_t>(bytes), cudaMemcpyHostToDevice));
-        }
-        return bytes;
-    };
     std::vector<uint8_t*> wu, wd;
     int64_t rb_up = 0, rb_down = 0;
-    const int64_t bytes_up = make_weights(kHidden, 2 * kFfn, UpDot::kBlockElems, UpDot::kBlockBytes, up_f16, wu, rb_up);
-    const int64_t bytes_down = make_weights(kFfn, kHidden, DownDot::kBlockElems, DownDot::kBlockBytes, down_f16, wd, rb_down);
-    std::vector<uint8_t> act_h(static_cast<size_t>(kHidden + kHidden / 4));
-    std::vector<float> dd(static_cast<size_t>(kHidden / 32)), ss(static_cast<size_t>(kHidden / 32));
-    for (int64_t b = 0; b < kHidden / 32; ++b) {
-        int sum = 0;
-        for (int i = 0; i < 32; ++i) {
-            const int q = static_cast<int>(rng() % 255) - 127;
-            act_h[static_cast<size_t>(32 * b + i)] = static_cast<uint8_t>(static_cast<int8_t>(q));
-            sum += q;
-        }
-        dd[static_cast<size_t>(b)] = sc(rng) * 8;
-        ss[static_cast<size_t>(b)] = dd[static_cast<size_t>(b)] * static_cast<float>(sum);
-    }
-    std::memcpy(&act_h[static_cast<size_t>(kHidden)], dd.data(), dd.size() * 4);
-    std::memcpy(&act_h[static_cast<size_t>(kHidden + kHidden / 8)], ss.data(), ss.size() * 4);
+    const int64_t bytes_up =
+        upload_weight_copies(kHidden, 2 * kFfn, UpDot::kBlockElems, UpDot::kBlockBytes, up_f16, rng, wu, rb_up);
+    const int64_t bytes_down =
+        upload_weight_copies(kFfn, kHidden, DownDot::kBlockElems, DownDot::kBlockBytes, down_f16, rng, wd, rb_down);
+    const std::vector<uint8_t> act_h = random_q8_32(kHidden, rng);
     uint8_t *act_up, *act_down;
     float *gu, *glu, *y, *y_ref;
     unsigned* counters;
@@ -868,8 +855,10 @@ void run_split_swiglu(const char* what, std::vector<int> up_f16, std::vector<int
             ul.w = wu[static_cast<size_t>(i % wu.size())];
             dl.w = wd[static_cast<size_t>(i % wd.size())];
             dl.dst = y;
-            if (release) launch<UpDot, kSwigluOut | kReleaseAtomic>(ul, stream);
-            else launch<UpDot, kSwigluOut>(ul, stream);
+            if (release)
+                launch<UpDot, kSwigluOut | kReleaseAtomic>(ul, stream);
+            else
+                launch<UpDot, kSwigluOut>(ul, stream);
             launch<DownDot, 0>(dl, stream);
         });
     };
@@ -880,19 +869,24 @@ void run_split_swiglu(const char* what, std::vector<int> up_f16, std::vector<int
         t[2][r] = chain_split(false);
         t[3][r] = chain_split(true);
     }
-    std::printf("%-22s up %5lld x %-5lld %5.1f MB, down %5lld x %-5lld %5.1f MB | down output, epilogue against node: %s, release atomics: %s\n",
-                what, static_cast<long long>(kHidden), static_cast<long long>(2 * kFfn), bytes_up / 1e6,
-                static_cast<long long>(kFfn), static_cast<long long>(kHidden), bytes_down / 1e6,
-                same ? "bit for bit" : "DIFFERENT", release_same ? "bit for bit" : "DIFFERENT");
-    std::printf("        us a link (two runs): no node %.2f / %.2f | swiglu node %.2f / %.2f | in the epilogue %.2f / %.2f | "
-                "epilogue, release atomics %.2f / %.2f  ->  the node costs %.2f, the epilogue %.2f / %.2f\n",
-                t[0][0], t[0][1], t[1][0], t[1][1], t[2][0], t[2][1], t[3][0], t[3][1],
-                std::min(t[1][0], t[1][1]) - std::min(t[0][0], t[0][1]), std::min(t[2][0], t[2][1]) - std::min(t[0][0], t[0][1]),
-                std::min(t[3][0], t[3][1]) - std::min(t[0][0], t[0][1]));
+    std::printf(
+        "%-22s up %5lld x %-5lld %5.1f MB, down %5lld x %-5lld %5.1f MB | down output, epilogue against node: %s, "
+        "release atomics: %s\n",
+        what, static_cast<long long>(kHidden), static_cast<long long>(2 * kFfn), bytes_up / 1e6,
+        static_cast<long long>(kFfn), static_cast<long long>(kHidden), bytes_down / 1e6,
+        same ? "bit for bit" : "DIFFERENT", release_same ? "bit for bit" : "DIFFERENT");
+    std::printf(
+        "        us a link (two runs): no node %.2f / %.2f | swiglu node %.2f / %.2f | in the epilogue %.2f / %.2f | "
+        "epilogue, release atomics %.2f / %.2f  ->  the node costs %.2f, the epilogue %.2f / %.2f\n",
+        t[0][0], t[0][1], t[1][0], t[1][1], t[2][0], t[2][1], t[3][0], t[3][1],
+        std::min(t[1][0], t[1][1]) - std::min(t[0][0], t[0][1]),
+        std::min(t[2][0], t[2][1]) - std::min(t[0][0], t[0][1]),
+        std::min(t[3][0], t[3][1]) - std::min(t[0][0], t[0][1]));
     for (auto* ptr : wu) CK(cudaFree(ptr));
     for (auto* ptr : wd) CK(cudaFree(ptr));
-    for (void* ptr : {static_cast<void*>(act_up), static_cast<void*>(act_down), static_cast<void*>(gu),
-                      static_cast<void*>(glu), static_cast<void*>(y), static_cast<void*>(y_ref), static_cast<void*>(counters)})
+    for (void* ptr :
+         {static_cast<void*>(act_up), static_cast<void*>(act_down), static_cast<void*>(gu), static_cast<void*>(glu),
+          static_cast<void*>(y), static_cast<void*>(y_ref), static_cast<void*>(counters)})
         CK(cudaFree(ptr));
 }
 
