@@ -391,6 +391,51 @@ double time_graph(cudaStream_t stream, int links, Enqueue&& enqueue) {
     return best;
 }
 
+// Random blocks of a weight {in, out} (the fp16 fields at f16_offsets of each
+// block set to small positive scales), uploaded as enough copies to rotate through more than L2.
+// Returns the bytes of one copy.
+int64_t upload_weight_copies(int64_t in, int64_t out, int block_elems, int block_bytes,
+                             const std::vector<int>& f16_offsets, std::mt19937_64& rng, std::vector<uint8_t*>& copies,
+                             int64_t& row_bytes) {
+    std::uniform_real_distribution<float> sc(0.0005f, 0.004f);
+    row_bytes = in / block_elems * block_bytes;
+    const int64_t bytes = row_bytes * out;
+    std::vector<uint8_t> host(static_cast<size_t>(bytes));
+    for (auto& b : host) b = static_cast<uint8_t>(rng());
+    for (int64_t b = 0; b < bytes / block_bytes; ++b)
+        for (int off : f16_offsets) {
+            const uint16_t h = __half_as_ushort(__float2half(sc(rng)));
+            std::memcpy(&host[static_cast<size_t>(b * block_bytes + off)], &h, 2);
+        }
+    copies.resize(static_cast<size_t>(std::max<int64_t>(2, (256ll << 20) / bytes + 1)));
+    for (auto& ptr : copies) {
+        CK(cudaMalloc(&ptr, static_cast<size_t>(bytes + 256)));
+        CK(cudaMemcpy(ptr, host.data(), static_cast<size_t>(bytes), cudaMemcpyHostToDevice));
+    }
+    return bytes;
+}
+
+// A random Q8_32 activation of n elements (codes, then d, then s): small positive d, and s = d * sum q
+// as the rule says (only the K-quants' minimum terms read it).
+std::vector<uint8_t> random_q8_32(int64_t n, std::mt19937_64& rng) {
+    std::uniform_real_distribution<float> sc(0.004f, 0.032f);
+    std::vector<uint8_t> buf(static_cast<size_t>(n + n / 4));
+    std::vector<float> d(static_cast<size_t>(n / 32)), sum_d(static_cast<size_t>(n / 32));
+    for (int64_t b = 0; b < n / 32; ++b) {
+        int sum = 0;
+        for (int i = 0; i < 32; ++i) {
+            const int q = static_cast<int>(rng() % 255) - 127;
+            buf[static_cast<size_t>(32 * b + i)] = static_cast<uint8_t>(static_cast<int8_t>(q));
+            sum += q;
+        }
+        d[static_cast<size_t>(b)] = sc(rng);
+        sum_d[static_cast<size_t>(b)] = d[static_cast<size_t>(b)] * static_cast<float>(sum);
+    }
+    std::memcpy(&buf[static_cast<size_t>(n)], d.data(), d.size() * 4);
+    std::memcpy(&buf[static_cast<size_t>(n + n / 8)], sum_d.data(), sum_d.size() * 4);
+    return buf;
+}
+
 struct Shape {
     const char* what;
     int64_t in, out;
@@ -399,23 +444,12 @@ struct Shape {
 template <class Dot>
 void run(const char* fmt, std::vector<int> f16_offsets, const Shape& shape, cudaStream_t stream) {
     const int64_t in = shape.in, out = shape.out;
-    const int64_t row_bytes = in / Dot::kBlockElems * Dot::kBlockBytes;
-    const int64_t w_bytes = row_bytes * out;
-    const int copies = static_cast<int>(std::max<int64_t>(2, (256ll << 20) / w_bytes + 1));
     std::mt19937_64 rng(42 + in + out);
-    std::vector<uint8_t> host(static_cast<size_t>(w_bytes));
-    for (auto& b : host) b = static_cast<uint8_t>(rng());
-    std::uniform_real_distribution<float> sc(0.0005f, 0.004f);
-    for (int64_t b = 0; b < w_bytes / Dot::kBlockBytes; ++b)
-        for (int off : f16_offsets) {
-            const uint16_t h = __half_as_ushort(__float2half(sc(rng)));
-            std::memcpy(&host[static_cast<size_t>(b * Dot::kBlockBytes + off)], &h, 2);
-        }
-    std::vector<uint8_t*> w(static_cast<size_t>(copies));
-    for (auto& ptr : w) {
-        CK(cudaMalloc(&ptr, static_cast<size_t>(w_bytes + 256)));
-        CK(cudaMemcpy(ptr, host.data(), static_cast<size_t>(w_bytes), cudaMemcpyHostToDevice));
-    }
+    std::vector<uint8_t*> w;
+    int64_t row_bytes = 0;
+    const int64_t w_bytes =
+        upload_weight_copies(in, out, Dot::kBlockElems, Dot::kBlockBytes, f16_offsets, rng, w, row_bytes);
+    const int copies = static_cast<int>(w.size());
     std::vector<float> xh(static_cast<size_t>(in)), nwh(static_cast<size_t>(in));
     std::normal_distribution<float> nd(0.0f, 1.0f);
     for (auto& v : xh) v = nd(rng);
@@ -516,23 +550,14 @@ void run(const char* fmt, std::vector<int> f16_offsets, const Shape& shape, cuda
 // norm), bit for bit, and its time.
 void compare_q6_k_wide(const Shape& shape, cudaStream_t stream) {
     const int64_t in = shape.in, out = shape.out;
-    const int64_t row_bytes = in / 256 * 210, w_bytes = row_bytes * out;
-    const int copies = static_cast<int>(std::max<int64_t>(2, (256ll << 20) / w_bytes + 1));
     std::mt19937_64 rng(7 + in + out);
-    std::vector<uint8_t> host(static_cast<size_t>(w_bytes));
-    for (auto& b : host) b = static_cast<uint8_t>(rng());
-    std::uniform_real_distribution<float> sc(0.0005f, 0.004f);
-    for (int64_t b = 0; b < w_bytes / 210; ++b) {
-        const uint16_t h = __half_as_ushort(__float2half(sc(rng)));
-        std::memcpy(&host[static_cast<size_t>(b * 210 + 208)], &h, 2);
-    }
-    std::vector<uint8_t*> w(static_cast<size_t>(copies));
-    for (auto& ptr : w) {
-        CK(cudaMalloc(&ptr, static_cast<size_t>(w_bytes + 256)));
-        CK(cudaMemcpy(ptr, host.data(), static_cast<size_t>(w_bytes), cudaMemcpyHostToDevice));
-    }
+    std::vector<uint8_t*> w;
+    int64_t row_bytes = 0;
+    const int64_t w_bytes = upload_weight_copies(in, out, 256, 210, {208}, rng, w, row_bytes);
+    const int copies = static_cast<int>(w.size());
     std::vector<uint8_t> acth(static_cast<size_t>(in + in / 4));
     for (int64_t i = 0; i < in; ++i) acth[static_cast<size_t>(i)] = static_cast<uint8_t>(rng() % 255);
+    std::uniform_real_distribution<float> sc(0.0005f, 0.004f);
     for (int64_t b = 0; b < in / 16; ++b) {  // d then s: small positive floats
         const float v = sc(rng) * 4;
         std::memcpy(&acth[static_cast<size_t>(in + 4 * b)], &v, 4);
@@ -577,51 +602,6 @@ void compare_q6_k_wide(const Shape& shape, cudaStream_t stream) {
     CK(cudaFree(act));
     CK(cudaFree(ya));
     CK(cudaFree(yb));
-}
-
-// Session 43's links: random blocks of a weight {in, out} (the fp16 fields at f16_offsets of each
-// block set to small positive scales), uploaded as enough copies to rotate through more than L2.
-// Returns the bytes of one copy.
-int64_t upload_weight_copies(int64_t in, int64_t out, int block_elems, int block_bytes,
-                             const std::vector<int>& f16_offsets, std::mt19937_64& rng, std::vector<uint8_t*>& copies,
-                             int64_t& row_bytes) {
-    std::uniform_real_distribution<float> sc(0.0005f, 0.004f);
-    row_bytes = in / block_elems * block_bytes;
-    const int64_t bytes = row_bytes * out;
-    std::vector<uint8_t> host(static_cast<size_t>(bytes));
-    for (auto& b : host) b = static_cast<uint8_t>(rng());
-    for (int64_t b = 0; b < bytes / block_bytes; ++b)
-        for (int off : f16_offsets) {
-            const uint16_t h = __half_as_ushort(__float2half(sc(rng)));
-            std::memcpy(&host[static_cast<size_t>(b * block_bytes + off)], &h, 2);
-        }
-    copies.resize(static_cast<size_t>(std::max<int64_t>(2, (256ll << 20) / bytes + 1)));
-    for (auto& ptr : copies) {
-        CK(cudaMalloc(&ptr, static_cast<size_t>(bytes + 256)));
-        CK(cudaMemcpy(ptr, host.data(), static_cast<size_t>(bytes), cudaMemcpyHostToDevice));
-    }
-    return bytes;
-}
-
-// A random Q8_32 activation of n elements (codes, then d, then s): small positive d, and s = d * sum q
-// as the rule says (only the K-quants' minimum terms read it).
-std::vector<uint8_t> random_q8_32(int64_t n, std::mt19937_64& rng) {
-    std::uniform_real_distribution<float> sc(0.004f, 0.032f);
-    std::vector<uint8_t> buf(static_cast<size_t>(n + n / 4));
-    std::vector<float> d(static_cast<size_t>(n / 32)), sum_d(static_cast<size_t>(n / 32));
-    for (int64_t b = 0; b < n / 32; ++b) {
-        int sum = 0;
-        for (int i = 0; i < 32; ++i) {
-            const int q = static_cast<int>(rng() % 255) - 127;
-            buf[static_cast<size_t>(32 * b + i)] = static_cast<uint8_t>(static_cast<int8_t>(q));
-            sum += q;
-        }
-        d[static_cast<size_t>(b)] = sc(rng);
-        sum_d[static_cast<size_t>(b)] = d[static_cast<size_t>(b)] * static_cast<float>(sum);
-    }
-    std::memcpy(&buf[static_cast<size_t>(n)], d.data(), d.size() * 4);
-    std::memcpy(&buf[static_cast<size_t>(n + n / 8)], sum_d.data(), sum_d.size() * 4);
-    return buf;
 }
 
 // Session 43: the FFN's down -> norm -> gate/up links with the norm split between the two GEMVs
