@@ -95,7 +95,9 @@ struct IQ2_SDot {
     // (byte_pair_index) from its low byte and a byte holding its 2 high bits, those 4 bytes spread from
     // the sub-block's qh byte at once (iq2s_index_high_bytes): integer work only, no more shared-memory
     // gathers than unit's (the IQ2 kernels' L1/TEX pipe runs at ~78 %: session 42, where a sign-mask
-    // table made them 30 % slower). The table is unit's grid.
+    // table made them 30 % slower). The table is unit's grid. A unit of its own rather than a change to
+    // unit for the reason IQ3_XXSDot::stream_unit gives: the ring and GEMM kernels that call unit keep
+    // the code they were measured with (only the streamed GEMV was measured with this one, session 43).
     static constexpr IqTable kStreamTable = IqTable::Iq2sGrid;
     template <int A>
     DENSE_DECODE_FN static void stream_unit(const uint8_t* step, int u, const ActUnit& a, const IqTables& t, float (&term)[2]) {
