@@ -141,6 +141,8 @@ struct Fixture {
             case DENSE_OP_ARGMAX:  // the 27B's vocabulary
                 src = {plain(0, DENSE_TYPE_F32, 248320)};
                 dst = {plain(1, DENSE_TYPE_I32, 1)};
+                call.workspace = fake(6);
+                call.workspace_bytes = 4096;
                 break;
             case DENSE_OP_TOP_K:  // the 27B's vocabulary, the chat default k
                 src = {plain(0, DENSE_TYPE_F32, 248320)};
@@ -372,6 +374,13 @@ std::vector<Mutation> op_mutations(dense_op_kind kind) {
             m.push_back({"index is {2}", [](Fixture& f) { f.dst[0].ne[0] = 2; }, "dst (index)"});
             m.push_back({"index inside x", [](Fixture& f) { f.dst[0].data = f.src[0].data; }, "overlaps src0 (x)"});
             m.push_back({"x is 2-D", [](Fixture& f) { f.src[0] = plain(0, DENSE_TYPE_F32, 2048, 2); }, "src0 (x)"});
+            m.push_back({"no workspace", [](Fixture& f) { f.call.workspace = nullptr; }, "workspace is NULL",
+                         DENSE_E_INVALID_ARGUMENT, true});
+            m.push_back({"workspace one part short", [](Fixture& f) { f.call.workspace_bytes = 127 * 12; },
+                         "workspace is smaller", DENSE_E_INVALID_ARGUMENT, true});
+            m.push_back({"workspace misaligned",
+                         [](Fixture& f) { f.call.workspace = static_cast<char*>(f.call.workspace) + 4; },
+                         "not aligned to 8 bytes", DENSE_E_INVALID_ARGUMENT, true});
             break;
         case DENSE_OP_TOP_K:
             m.push_back({"k = 0", [](Fixture& f) { f.dst[0].ne[0] = f.dst[1].ne[0] = 0; }, "dst0 (ids)"});
@@ -454,7 +463,8 @@ TEST_P(CudaActivationOps, RegistersOneImplPerActivationOp) {
                 EXPECT_NE(op.impl.supports, nullptr) << op.name;
                 EXPECT_NE(op.impl.run, nullptr) << op.name;
                 EXPECT_EQ(op.name.rfind(GetParam() + ".", 0), 0u) << op.name;
-                EXPECT_EQ(op.impl.workspace_bytes != nullptr, kind == DENSE_OP_ATTN_DECODE || kind == DENSE_OP_TOP_K)
+                EXPECT_EQ(op.impl.workspace_bytes != nullptr,
+                      kind == DENSE_OP_ATTN_DECODE || kind == DENSE_OP_TOP_K || kind == DENSE_OP_ARGMAX)
                     << op.name;
             }
         EXPECT_EQ(n, 1) << "op kind " << kind;

@@ -51,15 +51,19 @@ std::string handle_check_finite(Invocation& inv) {
     return {};
 }
 
-// x {n} -> I32 {1} (device memory): the lowest index of the largest element (DENSE_OP_ARGMAX).
+// x {n} -> I32 {1} (device memory): the lowest index of the largest element (DENSE_OP_ARGMAX). Its two
+// kernels pass the parts' bests through the workspace (argmax_workspace_bytes).
 std::string handle_argmax(Invocation& inv) {
     const dense_op_call& c = inv.call;
     int64_t n = 0;
     std::string err = first_error([&] { return check_counts(c, 1, 1); },
                                   [&] { return pack_common::check_argmax_call(c, n); });
-    if (!err.empty() || inv.phase != Phase::Run) return err;
+    if (!err.empty() || inv.phase == Phase::Check) return err;
+    inv.workspace_needed = argmax_workspace_bytes();
+    if (inv.phase != Phase::Run) return {};
+    if (std::string e = check_run_workspace(c, inv.workspace_needed, alignof(int64_t)); !e.empty()) return e;
     launch(inv, "argmax launch", [&](cudaStream_t s) {
-        return launch_argmax(f32_in(c.src[0]), n, static_cast<int32_t*>(c.dst[0].data), s);
+        return launch_argmax(f32_in(c.src[0]), n, static_cast<int32_t*>(c.dst[0].data), c.workspace, s);
     });
     return {};
 }

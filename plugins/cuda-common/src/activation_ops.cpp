@@ -127,9 +127,9 @@ dense_op_impl make_activation_impl(OpContext& ctx) noexcept {
     impl.user = &ctx;
     impl.supports = supports_cb;
     impl.run = run_cb;
-    // Only ATTN_DECODE (split partials) and TOP_K (group maxima and filtered keys) ask for scratch; the others
-    // need none (NULL tells the host so).
-    const bool scratch = ctx.kind == DENSE_OP_ATTN_DECODE || ctx.kind == DENSE_OP_TOP_K;
+    // Only ATTN_DECODE (split partials), TOP_K (group maxima and filtered keys) and ARGMAX (the parts' bests)
+    // ask for scratch; the others need none (NULL tells the host so).
+    const bool scratch = ctx.kind == DENSE_OP_ATTN_DECODE || ctx.kind == DENSE_OP_TOP_K || ctx.kind == DENSE_OP_ARGMAX;
     impl.workspace_bytes = scratch ? workspace_bytes_cb : nullptr;
     return impl;
 }

@@ -79,9 +79,14 @@ cudaError_t launch_check_finite(const float* x, int64_t n, int32_t* status, cuda
 
 // ---- greedy choice (ops_argmax.cu) -----------------------------------------------------------------
 
+// ARGMAX's workspace (ops_argmax.cu): the best value and index of each of up to kArgmaxParts shares
+// of x, the indices first (8-byte aligned). The same for every n.
+inline constexpr int kArgmaxParts = 128;
+constexpr uint64_t argmax_workspace_bytes() { return (8u + 4u) * static_cast<uint64_t>(kArgmaxParts); }
+
 // *out = the lowest index of the largest of x[0..n), as std::max_element gives it (NaN never chosen
-// unless it is x[0]); n >= 1.
-cudaError_t launch_argmax(const float* x, int64_t n, int32_t* out, cudaStream_t stream);
+// unless it is x[0]); n >= 1; `workspace` holds argmax_workspace_bytes(), 8-byte aligned.
+cudaError_t launch_argmax(const float* x, int64_t n, int32_t* out, void* workspace, cudaStream_t stream);
 
 // ---- the k best (ops_top_k.cu) -------------------------------------------------------------------
 
