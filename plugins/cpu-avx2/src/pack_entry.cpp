@@ -6,8 +6,9 @@
 // impls run only where the activation is Q8_32: the CPU rows of a row split beside a GPU.
 //
 // Where the CPU also has AVX-512 F/BW/VL/VNNI, every format gets a second impl (kernels/avx512/,
-// priority 2, same results bit for bit) that wins selection; the pack stays one (it is the x86 SIMD
-// pack: its AVX2 impls serve CPUs without AVX-512).
+// priority 2, same results bit for bit) that wins selection, and the four grid formats a third with
+// their codebook lookups as whole-vector gathers (priorities 2 and 3 by CPU vendor, whole_gathers_first);
+// the pack stays one (it is the x86 SIMD pack: its AVX2 impls serve CPUs without AVX-512).
 // DENSE_CPU_AVX512=0 leaves those impls out, to measure one against the other.
 #include "gemv_op.hpp"
 
@@ -54,6 +55,25 @@ constexpr GemvFormat kVnni512Formats[] = {
     {DENSE_TYPE_IQ4_NL, "cpu-avx2.gemv_q.iq4_nl.q8_32.avx512vnni", 32, 18, dot_rows_iq4_nl_q8_32_vnni512},
     {DENSE_TYPE_Q8_0, "cpu-avx2.gemv_q.q8_0.q8_32.avx512vnni", 32, 34, dot_rows_q8_0_q8_32_vnni512},
 };
+
+// The grid formats' VNNI dots with whole-vector gathers (kernels/avx512/vnni_common.hpp, Lookup): the
+// same bits as the split-lookup impls above. Both are registered where VNNI is; whole_gathers_first()
+// says which ranks higher.
+constexpr GemvFormat kVnni512GatherFormats[] = {
+    {DENSE_TYPE_IQ3_S, "cpu-avx2.gemv_q.iq3_s.q8_32.avx512vnni.gather", 256, 110, dot_rows_iq3_s_q8_32_vnni512_gather},
+    {DENSE_TYPE_IQ3_XXS, "cpu-avx2.gemv_q.iq3_xxs.q8_32.avx512vnni.gather", 256, 98, dot_rows_iq3_xxs_q8_32_vnni512_gather},
+    {DENSE_TYPE_IQ2_XS, "cpu-avx2.gemv_q.iq2_xs.q8_32.avx512vnni.gather", 256, 74, dot_rows_iq2_xs_q8_32_vnni512_gather},
+    {DENSE_TYPE_IQ2_S, "cpu-avx2.gemv_q.iq2_s.q8_32.avx512vnni.gather", 256, 82, dot_rows_iq2_s_q8_32_vnni512_gather},
+};
+
+// Whole-vector gathers measured faster on Intel Xeons (the build machine of session 45; the GPU test
+// machines' hosts are Xeons too) and split lookups on AMD Zen 5 (sessions 11-23): by vendor, since a
+// CPU of neither kind was never measured. DENSE_CPU_GATHER=1 / 0 overrides it (A/B runs).
+bool whole_gathers_first() {
+    if (const char* v = std::getenv("DENSE_CPU_GATHER"); v != nullptr) return std::string(v) != "0";
+    __builtin_cpu_init();
+    return __builtin_cpu_is("intel");
+}
 
 // The CPU and the OS (ZMM state saved: libgcc's check includes XCR0) support the VNNI kernels, and
 // DENSE_CPU_AVX512 does not turn them off.
@@ -107,8 +127,16 @@ dense_status init(dense::sdk::Host host, dense_pack** out) {
     state->host = host;
     std::vector<std::pair<const GemvFormat*, uint32_t>> impls;  // format, priority
     for (const GemvFormat& f : kFormats) impls.emplace_back(&f, 1u);
-    if (use_avx512_vnni())
-        for (const GemvFormat& f : kVnni512Formats) impls.emplace_back(&f, 2u);
+    if (use_avx512_vnni()) {
+        // Priority 2 and 3: the grid formats' two lookup flavours in the order whole_gathers_first() says.
+        const bool gathers_first = whole_gathers_first();
+        for (const GemvFormat& f : kVnni512Formats) {
+            bool grid = false;
+            for (const GemvFormat& g : kVnni512GatherFormats) grid = grid || g.weight == f.weight;
+            impls.emplace_back(&f, grid && !gathers_first ? 3u : 2u);
+        }
+        for (const GemvFormat& f : kVnni512GatherFormats) impls.emplace_back(&f, gathers_first ? 3u : 2u);
+    }
     for (const auto& [format, priority] : impls) {
         const GemvFormat& f = *format;
         state->ops.push_back(std::make_unique<PackState::Op>(PackState::Op{state.get(), &f}));

@@ -55,4 +55,12 @@ void dot_rows_iq2_s_q8_32_vnni512(const RowsArgs& args);
 void dot_rows_iq4_nl_q8_32_vnni512(const RowsArgs& args);
 void dot_rows_q8_0_q8_32_vnni512(const RowsArgs& args);
 
+// The grid formats' VNNI dots with each codebook lookup one whole-vector gather instead of split
+// gathers or scalar loads (vnni_common.hpp, Lookup): the same results; which is faster depends on the
+// CPU (pack_entry.cpp ranks them).
+void dot_rows_iq3_s_q8_32_vnni512_gather(const RowsArgs& args);
+void dot_rows_iq3_xxs_q8_32_vnni512_gather(const RowsArgs& args);
+void dot_rows_iq2_xs_q8_32_vnni512_gather(const RowsArgs& args);
+void dot_rows_iq2_s_q8_32_vnni512_gather(const RowsArgs& args);
+
 }  // namespace dense::cpuavx2

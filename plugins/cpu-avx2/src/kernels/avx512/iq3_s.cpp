@@ -14,6 +14,7 @@ using namespace detail;
 
 namespace {
 
+template <Lookup L>
 struct Iq3SVnni : NoTail {
     static constexpr uint64_t kUnitBytes = 110;
     static DENSE_AVX2_INLINE __m256 terms(const uint8_t* blk, const uint8_t* act, int64_t n, int64_t sb) noexcept {
@@ -27,7 +28,7 @@ struct Iq3SVnni : NoTail {
             std::memcpy(&qh, blk + 66 + 2 * p, 2);
             std::memcpy(&signs, blk + 74 + 8 * p, 8);
             const __m512i high = _mm512_and_si512(_mm512_srlv_epi32(_mm512_set1_epi32(qh), bit_of_k), _mm512_set1_epi32(1));
-            const __m512i mags = gather16_u32(dense_iq3s_grid, _mm512_or_si512(low, _mm512_slli_epi32(high, 8)));
+            const __m512i mags = gather16_u32<L>(dense_iq3s_grid, _mm512_or_si512(low, _mm512_slli_epi32(high, 8)));
             d[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), mags, apply_signs64(load64(a + 64 * p), signs));
         }
         return iq3_s_terms(blk, act, n, sb, reduce_block_pairs(d));
@@ -36,6 +37,7 @@ struct Iq3SVnni : NoTail {
 
 }  // namespace
 
-void dot_rows_iq3_s_q8_32_vnni512(const RowsArgs& args) { dot_rows<Iq3SVnni>(args); }
+void dot_rows_iq3_s_q8_32_vnni512(const RowsArgs& args) { dot_rows<Iq3SVnni<Lookup::Split>>(args); }
+void dot_rows_iq3_s_q8_32_vnni512_gather(const RowsArgs& args) { dot_rows<Iq3SVnni<Lookup::Whole>>(args); }
 
 }  // namespace dense::cpuavx2

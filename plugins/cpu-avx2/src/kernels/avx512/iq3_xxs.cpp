@@ -15,6 +15,7 @@ using namespace detail;
 
 namespace {
 
+template <Lookup L>
 struct Iq3XxsVnni : NoTail {
     static constexpr uint64_t kUnitBytes = 98;
     static DENSE_AVX2_INLINE __m256 terms(const uint8_t* blk, const uint8_t* act, int64_t n, int64_t sb) noexcept {
@@ -23,7 +24,7 @@ struct Iq3XxsVnni : NoTail {
         const __m256i field_shift = _mm256_setr_epi32(0, 7, 14, 21, 0, 7, 14, 21);
         __m512i d[4];
         for (int p = 0; p < 4; ++p) {
-            const __m512i mags = gather16_u32(dense_iq3xxs_grid, _mm512_cvtepu8_epi32(load16(blk + 2 + 16 * p)));
+            const __m512i mags = gather16_u32<L>(dense_iq3xxs_grid, _mm512_cvtepu8_epi32(load16(blk + 2 + 16 * p)));
             // Words 2p (lanes 0-3) and 2p + 1 (lanes 4-7), each shifted to its four fields.
             const __m256i pair = _mm256_permutevar8x32_epi32(words, _mm256_setr_epi32(2 * p, 2 * p, 2 * p, 2 * p, 2 * p + 1,
                                                                                       2 * p + 1, 2 * p + 1, 2 * p + 1));
@@ -36,6 +37,7 @@ struct Iq3XxsVnni : NoTail {
 
 }  // namespace
 
-void dot_rows_iq3_xxs_q8_32_vnni512(const RowsArgs& args) { dot_rows<Iq3XxsVnni>(args); }
+void dot_rows_iq3_xxs_q8_32_vnni512(const RowsArgs& args) { dot_rows<Iq3XxsVnni<Lookup::Split>>(args); }
+void dot_rows_iq3_xxs_q8_32_vnni512_gather(const RowsArgs& args) { dot_rows<Iq3XxsVnni<Lookup::Whole>>(args); }
 
 }  // namespace dense::cpuavx2

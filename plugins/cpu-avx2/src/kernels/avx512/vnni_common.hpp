@@ -83,14 +83,36 @@ inline uint64_t parity_signs64(__m256i fields) noexcept {
     return static_cast<uint64_t>(_mm_cvtsi128_si64(_mm256_cvtepi32_epi8(bytes)));
 }
 
-// Sixteen 4-byte grid entries (IQ3_XXS, IQ3_S) in index order, as two 8-entry gathers: on the AMD
-// Zen 5 build machine one 16-entry gather is slower than two of 8 (IQ3_S: 3.3 against 4.0 GB/s), and
-// sixteen scalar loads slower still (2.7). The 8-byte entries of IQ2_XS / IQ2_S are loaded one by one
-// instead: eight scalar loads beat two 4-entry gathers there (IQ2_XS 2.6 -> 3.7 GB/s).
+// How the grid formats look their codebook entries up: the fastest way differs by CPU (one thread,
+// GB/s of weights, `bench --cpu-rows`). On the AMD Zen 5 build machine of sessions 11-23 one 16-entry
+// gather was slower than two of 8 (IQ3_S: 3.3 against 4.0), sixteen scalar loads slower still (2.7),
+// and eight scalar loads of IQ2's 8-byte entries beat two 4-entry gathers (IQ2_XS 2.6 -> 3.7): that is
+// Lookup::Split. On the Intel Xeon build machine of session 45 one whole-vector gather won for every
+// grid format (IQ2_XS 1.9 -> 2.9, IQ2_S 2.3 -> 3.8, IQ3_XXS 3.2 -> 3.7, IQ3_S 4.0 -> 4.4; perf-notes session 45):
+// Lookup::Whole. pack_entry.cpp ranks the two impls per CPU vendor; both give the same bits.
+enum class Lookup { Split, Whole };
+
+// Sixteen 4-byte grid entries (IQ3_XXS, IQ3_S) in index order.
+template <Lookup L>
 inline __m512i gather16_u32(const uint32_t* grid, __m512i index) noexcept {
     const int* g = reinterpret_cast<const int*>(grid);
-    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_i32gather_epi32(g, _mm512_castsi512_si256(index), 4)),
-                              _mm256_i32gather_epi32(g, _mm512_extracti64x4_epi64(index, 1), 4), 1);
+    if constexpr (L == Lookup::Whole) {
+        return _mm512_i32gather_epi32(index, g, 4);
+    } else {
+        return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_i32gather_epi32(g, _mm512_castsi512_si256(index), 4)),
+                                  _mm256_i32gather_epi32(g, _mm512_extracti64x4_epi64(index, 1), 4), 1);
+    }
+}
+
+// Eight 8-byte grid entries (IQ2_XS, IQ2_S) in index order: gather8_u64 (Lookup::Whole) from the
+// indices in the int32 lanes of `index`, load8_u64 (Lookup::Split) one scalar load per index(k).
+inline __m512i gather8_u64(const uint64_t* grid, __m256i index) noexcept {
+    return _mm512_i32gather_epi64(index, reinterpret_cast<const long long*>(grid), 8);
+}
+template <class Index>
+inline __m512i load8_u64(const uint64_t* grid, Index index) noexcept {
+    const auto e = [&](int k) { return static_cast<long long>(grid[index(k)]); };
+    return _mm512_setr_epi64(e(0), e(1), e(2), e(3), e(4), e(5), e(6), e(7));
 }
 
 // IQ2_XS / IQ2_S: the per-group scales ls = 2 nib + 1 of a super-block's eight scale bytes at s8,
