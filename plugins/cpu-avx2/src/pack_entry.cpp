@@ -67,8 +67,9 @@ constexpr GemvFormat kVnni512GatherFormats[] = {
 };
 
 // Whole-vector gathers measured faster on Intel Xeons (the build machine of session 45; the GPU test
-// machines' hosts are Xeons too) and split lookups on AMD Zen 5 (sessions 11-23): by vendor, since a
-// CPU of neither kind was never measured. DENSE_CPU_GATHER=1 / 0 overrides it (A/B runs).
+// machines' hosts are Xeons too) and split lookups on AMD Zen 5 (sessions 11-23), so the choice is by
+// vendor; CPUs of other vendors were never measured and keep the split form. DENSE_CPU_GATHER=1 / 0
+// overrides it (A/B runs).
 bool whole_gathers_first() {
     if (const char* v = std::getenv("DENSE_CPU_GATHER"); v != nullptr) return std::string(v) != "0";
     __builtin_cpu_init();
