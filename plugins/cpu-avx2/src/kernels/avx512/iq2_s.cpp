@@ -1,7 +1,7 @@
 // IQ2_S x Q8_32 with AVX-512 VNNI (the AVX2 version and the block layout: ../iq2_s.cpp). Per pair of
 // sub-blocks (64 elements): their eight 10-bit indices (qs bytes | two qh bits each << 8) pick the
-// eight 8-byte grid entries (scalar loads or one gather, as IQ2_XS) that are the 64 magnitudes in element order; the
-// groups' eight sign bytes, as one word, negate the activation codes they mark (apply_signs64); one
+// eight 8-byte grid entries (scalar loads or one gather, as IQ2_XS) that are the 64 magnitudes in
+// element order; the groups' eight sign bytes, as one word, negate the activation codes they mark (apply_signs64); one
 // vpdpbusd gives each 4-element lane's sum (magnitudes <= 43, unsigned), multiplied by its group's ls
 // (iq2_group_scales). The block sums and the float terms are the AVX2 version's, bit for bit.
 #include "kernels/avx512/vnni_common.hpp"
@@ -21,8 +21,7 @@ struct Iq2SVnni : NoTail {
         const uint8_t* a = q832_codes(act, 8 * sb);
         const __m512i ls = iq2_group_scales(blk + 74);
         __m512i d[4];
-        // Unrolled, the four pieces' sums stay in registers for the reduction instead of a stack array
-        // (one thread of the Intel build machine: +5-36 %, perf-notes session 45; IQ3_S lost, so it is not).
+        // Unrolled: the pieces' sums stay in registers (vnni_common.hpp, reduce_block_pairs).
 #pragma GCC unroll 4
         for (int p = 0; p < 4; ++p) {
             uint16_t qh;

@@ -22,8 +22,7 @@ struct Iq2XsVnni : NoTail {
         const uint8_t* a = q832_codes(act, 8 * sb);
         const __m512i ls = iq2_group_scales(blk + 66);
         __m512i d[4];
-        // Unrolled, the four pieces' sums stay in registers for the reduction instead of a stack array
-        // (one thread of the Intel build machine: +5-36 %, perf-notes session 45; IQ3_S lost, so it is not).
+        // Unrolled: the pieces' sums stay in registers (vnni_common.hpp, reduce_block_pairs).
 #pragma GCC unroll 4
         for (int p = 0; p < 4; ++p) {
             const __m256i groups = _mm256_cvtepu16_epi32(load16(blk + 2 + 16 * p));

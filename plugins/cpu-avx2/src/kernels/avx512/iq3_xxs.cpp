@@ -23,8 +23,7 @@ struct Iq3XxsVnni : NoTail {
         const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 66));
         const __m256i field_shift = _mm256_setr_epi32(0, 7, 14, 21, 0, 7, 14, 21);
         __m512i d[4];
-        // Unrolled, the four pieces' sums stay in registers for the reduction instead of a stack array
-        // (one thread of the Intel build machine: +5-36 %, perf-notes session 45; IQ3_S lost, so it is not).
+        // Unrolled: the pieces' sums stay in registers (vnni_common.hpp, reduce_block_pairs).
 #pragma GCC unroll 4
         for (int p = 0; p < 4; ++p) {
             const __m512i mags = gather16_u32<L>(dense_iq3xxs_grid, _mm512_cvtepu8_epi32(load16(blk + 2 + 16 * p)));

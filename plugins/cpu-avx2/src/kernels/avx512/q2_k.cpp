@@ -22,8 +22,7 @@ struct Q2KVnni : NoTail {
         const __m512i scales = _mm512_and_si512(_mm512_cvtepu8_epi32(scale_bytes), _mm512_set1_epi32(0x0F));
         const uint8_t* a = q832_codes(c.act(), 8 * sb);
         __m512i d[4];
-        // Unrolled, the four pieces' sums stay in registers for the reduction instead of a stack array
-        // (one thread of the Intel build machine: +5-36 %, perf-notes session 45; IQ3_S lost, so it is not).
+        // Unrolled: the pieces' sums stay in registers (vnni_common.hpp, reduce_block_pairs).
 #pragma GCC unroll 4
         for (int p = 0; p < 4; ++p) {
             const int h = p / 2, odd = p % 2;

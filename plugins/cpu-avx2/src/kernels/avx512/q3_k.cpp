@@ -25,8 +25,7 @@ struct Q3KVnni : NoTail {
         const __m512i hmask = load32_twice(blk);
         const uint8_t* a = q832_codes(c.act(), 8 * sb);
         __m512i d[4];
-        // Unrolled, the four pieces' sums stay in registers for the reduction instead of a stack array
-        // (one thread of the Intel build machine: +5-36 %, perf-notes session 45; IQ3_S lost, so it is not).
+        // Unrolled: the pieces' sums stay in registers (vnni_common.hpp, reduce_block_pairs).
 #pragma GCC unroll 4
         for (int p = 0; p < 4; ++p) {
             const int h = p / 2, odd = p % 2;

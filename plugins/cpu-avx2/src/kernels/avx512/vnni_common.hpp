@@ -17,7 +17,10 @@ namespace dense::cpuavx2::DENSE_CPUAVX2_DETAIL {
 inline __m512i load64(const uint8_t* p) noexcept { return _mm512_loadu_si512(p); }
 
 // Four vectors d[p] whose int32 lanes 0..7 are partial sums of 32-element block 2p and lanes 8..15 of
-// block 2p + 1 -> lane j = block j's sum (exact integer additions).
+// block 2p + 1 -> lane j = block j's sum (exact integer additions). Kernels whose loop over the four
+// pieces GCC left rolled kept d[] in a stack array and reloaded it here; `#pragma GCC unroll 4` keeps
+// it in registers (one thread of the Intel build machine, session 45: IQ2_XS +6 %, IQ2_S / IQ3_XXS
+// +12-15 %, Q2_K / Q3_K ~+20 %; IQ3_S lost ~10 % and stays rolled).
 DENSE_AVX2_INLINE __m256i reduce_block_pairs(const __m512i d[4]) noexcept {
     // 128-bit lanes [2p, 2p, 2p+1, 2p+1] -> [0, 1, 2, 3] and [4, 5, 6, 7], four partial ints each.
     const __m512i s01 = _mm512_add_epi32(_mm512_shuffle_i64x2(d[0], d[1], _MM_SHUFFLE(2, 0, 2, 0)),
