@@ -133,8 +133,12 @@ GemvJobs make_jobs(const packs::PackManager& packs, dense_type_id type, const st
     return jobs;
 }
 
-// Sums 64-bit words of a segment: a pure read the compiler vectorizes.
+// Sums 64-bit words of a segment: a pure read, the ceiling the kernels' rates are set against. Each
+// cache line's words are summed while the line 8 KiB ahead is prefetched, as the cpu-avx2 kernels
+// prefetch the run they read next: with the hardware prefetchers alone one core kept too few misses in
+// flight, and the kernels outran this probe (docs/perf-notes.md, session 46).
 struct ReadJob {
+    static constexpr size_t kLineWords = 8, kAheadWords = 1024;
     const uint64_t* words = nullptr;
     size_t n = 0, chunks = 1;
     std::atomic<uint64_t> sink{0};
@@ -142,7 +146,12 @@ struct ReadJob {
         auto& j = *static_cast<ReadJob*>(p);
         const size_t first = j.n * i / j.chunks, end = j.n * (i + 1) / j.chunks;
         uint64_t s = 0;
-        for (size_t k = first; k < end; ++k) s += j.words[k];
+        size_t k = first;
+        for (; k + kLineWords <= end; k += kLineWords) {
+            if (k + kAheadWords < end) __builtin_prefetch(j.words + k + kAheadWords);
+            for (size_t w = 0; w < kLineWords; ++w) s += j.words[k + w];
+        }
+        for (; k < end; ++k) s += j.words[k];
         j.sink.fetch_add(s, std::memory_order_relaxed);
     }
 };
@@ -218,7 +227,7 @@ std::vector<CpuRowsResult> bench_cpu_rows(const packs::PackManager& packs, const
                 CpuRowsResult r;
                 r.format = "read";
                 r.source = "anon";
-                r.impl = "sum of 64-bit words";
+                r.impl = "sum of 64-bit words, prefetched 8 KiB ahead";
                 r.threads = threads;
                 r.bytes = total;
                 time_passes(o.reps, [&] {

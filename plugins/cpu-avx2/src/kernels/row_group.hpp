@@ -10,6 +10,14 @@
 // = row), and `sum += t[j]` for j = 0..7 adds, in every lane, that row's terms in block order: the
 // same additions as cpu-ref, eight rows per instruction, off the integer work's critical path.
 //
+// Why the software prefetch: one thread reading rows front to back, with only the hardware
+// prefetchers ahead of it, kept too few cache-line misses in flight: the read-bound formats ran at a
+// plain sequential read's ~8 GB/s a core, well under what the core can take (docs/perf-notes.md,
+// session 46). So while a row's run of units is decoded, the run read next (the next row's, or the
+// next pass's, or the next eight rows' first) is prefetched into L1 a few lines per unit, spread over
+// the run so the requests stay ahead of the decode without bunching up. Prefetches never fault and
+// change no value, so the results stay cpu-ref's bit for bit.
+//
 // A format supplies (as a struct of static functions, see iq4_xs.cpp):
 //   kUnitBytes                       bytes of one 256-element unit of a row (a super-block, or eight
 //                                    32-element blocks)
@@ -27,6 +35,16 @@
 #include <vector>
 
 namespace dense::cpuavx2::DENSE_CPUAVX2_DETAIL {
+
+// Prefetches one unit's bytes into L1, a line at a time. Straight-line code on purpose: GCC deleted
+// a loop with a run-time trip count whose body was only prefetches (it has no side effects to keep),
+// and the result was a silent no-op (session 46).
+template <uint64_t kUnitBytes>
+DENSE_AVX2_INLINE void prefetch_unit(const uint8_t* unit) noexcept {
+#pragma GCC unroll 8
+    for (uint64_t offset = 0; offset < kUnitBytes; offset += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(unit + offset), _MM_HINT_T0);
+}
 
 template <class Format>
 void dot_rows(const RowsArgs& a) noexcept {
@@ -49,12 +67,29 @@ void dot_rows(const RowsArgs& a) noexcept {
     for (int64_t r = 0; r < a.count; r += 8) {
         const int rows = static_cast<int>(std::min<int64_t>(8, a.count - r));
         const uint8_t* base = a.rows + static_cast<uint64_t>(r) * a.stride;
+        // The first unit of the run read after row i's run of the pass at unit u0 (the loops below, in
+        // their order), or nullptr after the last.
+        const auto next_run = [&](int i, int64_t u0) -> const uint8_t* {
+            const auto unit_at = [&](int64_t row, int64_t u) {
+                return a.rows + static_cast<uint64_t>(row) * a.stride + static_cast<uint64_t>(u) * Format::kUnitBytes;
+            };
+            if (i + 1 < rows) return unit_at(r + i + 1, u0);
+            if (u0 + kPass < units) return unit_at(r, u0 + kPass);
+            if (r + 8 < a.count) return unit_at(r + 8, 0);
+            return nullptr;
+        };
         __m256 sum = _mm256_setzero_ps();
         for (int64_t u0 = 0; u0 < units; u0 += kPass) {
             const int64_t pass = std::min<int64_t>(kPass, units - u0);
             for (int i = 0; i < rows; ++i) {
                 const uint8_t* unit = base + i * a.stride + static_cast<uint64_t>(u0) * Format::kUnitBytes;
-                for (int64_t k = 0; k < pass; ++k) buf[i][k] = terms(unit + k * Format::kUnitBytes, u0 + k);
+                // Unit k of the next run while unit k of this one is decoded (a shorter next run's
+                // lines past its end are harmless; a longer one's last units are left to the hardware).
+                const uint8_t* next = next_run(i, u0);
+                for (int64_t k = 0; k < pass; ++k) {
+                    if (next != nullptr) prefetch_unit<Format::kUnitBytes>(next + k * Format::kUnitBytes);
+                    buf[i][k] = terms(unit + k * Format::kUnitBytes, u0 + k);
+                }
             }
             for (int i = rows; i < 8; ++i)
                 for (int64_t k = 0; k < pass; ++k) buf[i][k] = _mm256_setzero_ps();  // lanes never read back
