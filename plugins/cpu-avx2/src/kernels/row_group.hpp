@@ -67,12 +67,12 @@ void dot_rows(const RowsArgs& a) noexcept {
     for (int64_t r = 0; r < a.count; r += 8) {
         const int rows = static_cast<int>(std::min<int64_t>(8, a.count - r));
         const uint8_t* base = a.rows + static_cast<uint64_t>(r) * a.stride;
+        const auto unit_at = [&](int64_t row, int64_t u) {
+            return a.rows + static_cast<uint64_t>(row) * a.stride + static_cast<uint64_t>(u) * Format::kUnitBytes;
+        };
         // The first unit of the run read after row i's run of the pass at unit u0 (the loops below, in
         // their order), or nullptr after the last.
         const auto next_run = [&](int i, int64_t u0) -> const uint8_t* {
-            const auto unit_at = [&](int64_t row, int64_t u) {
-                return a.rows + static_cast<uint64_t>(row) * a.stride + static_cast<uint64_t>(u) * Format::kUnitBytes;
-            };
             if (i + 1 < rows) return unit_at(r + i + 1, u0);
             if (u0 + kPass < units) return unit_at(r, u0 + kPass);
             if (r + 8 < a.count) return unit_at(r + 8, 0);
@@ -82,7 +82,7 @@ void dot_rows(const RowsArgs& a) noexcept {
         for (int64_t u0 = 0; u0 < units; u0 += kPass) {
             const int64_t pass = std::min<int64_t>(kPass, units - u0);
             for (int i = 0; i < rows; ++i) {
-                const uint8_t* unit = base + i * a.stride + static_cast<uint64_t>(u0) * Format::kUnitBytes;
+                const uint8_t* unit = unit_at(r + i, u0);
                 // Unit k of the next run while unit k of this one is decoded (a shorter next run's
                 // lines past its end are harmless; a longer one's last units are left to the hardware).
                 const uint8_t* next = next_run(i, u0);
